@@ -1,0 +1,55 @@
+import { Logger } from './log.js';
+import { parseCommandLine, type CliOptions } from './options/cli-options.js';
+import { UsageError } from './options/errors.js';
+import { forwardableSignals } from './options/signals.js';
+import { EXIT_INTERNAL } from './engine/exit-status.js';
+import { supervise, type SupervisorHandle } from './engine/supervisor.js';
+
+declare const GSUP_VERSION: string;
+
+/** Listen for every catchable signal (as PID 1 an unhandled one is ignored) and hand it to the supervisor. */
+function relaySignals(handle: SupervisorHandle): () => void {
+  const listeners = forwardableSignals().map((signal) => {
+    const listener = () => handle.signal(signal);
+    process.on(signal, listener);
+    return () => process.off(signal, listener);
+  });
+  return () => {
+    for (const remove of listeners) remove();
+  };
+}
+
+function run(options: CliOptions): Promise<number> {
+  const logger = new Logger({ verbosity: options.verbosity, format: options.logFormat });
+  const handle = supervise(options.command, options.args, {
+    killTimeout: options.killTimeout,
+    target: options.target,
+    rewrite: options.rewrite,
+    stopDelay: options.stopDelay,
+    onExit: options.onExit,
+    successExit: options.successExit,
+    logger,
+    // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
+    suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
+  });
+  const unrelay = relaySignals(handle);
+  return handle.exited.then((result) => {
+    unrelay();
+    if (result.error) process.stderr.write(`gsup: ${result.error}\n`);
+    return result.exitCode;
+  });
+}
+
+/** The gsup command line: returns the exit status. */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
+  const version = typeof GSUP_VERSION === 'string' ? GSUP_VERSION : '0.0.0';
+  try {
+    const request = parseCommandLine(argv, process.env, version, (text) => process.stdout.write(text));
+    if (request.kind === 'done') return 0;
+    return await run(request.options);
+  } catch (error) {
+    const message = error instanceof UsageError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    process.stderr.write(`gsup: ${message}\n`);
+    return EXIT_INTERNAL;
+  }
+}

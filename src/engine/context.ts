@@ -1,0 +1,33 @@
+import type { Logger } from '../log.js';
+import type { Platform, SignalName } from '../platform/index.js';
+import type { TreeSnapshot, ProcessTree } from './tree.js';
+import type { Wakeup } from './wakeup.js';
+
+/** What the parts of one supervision share; `abort` tears down every timer of the run. */
+export interface EngineContext {
+  platform: Platform;
+  tree: ProcessTree;
+  logger: Logger;
+  wakeup: Wakeup;
+  abort: AbortSignal;
+  /** Look at the tree (logging what changed at -v). */
+  scan(): Promise<TreeSnapshot>;
+  /**
+   * Send a signal to the target, once per process (only to `only`, if given);
+   * returns the snapshot it used and the pids it reached.
+   */
+  forward(signal: SignalName, only?: ReadonlySet<number>): Promise<Forwarded>;
+  /** The command's pid (undefined if it could not be started). */
+  commandPid: number | undefined;
+  /** The process group gsup runs in (never signalled as a group). */
+  ownPgid(): Promise<number>;
+}
+
+export interface Forwarded {
+  snapshot: TreeSnapshot;
+  reached: Set<number>;
+}
+
+export function formatDuration(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;
+}

@@ -1,0 +1,29 @@
+import { signalNumber } from '../options/signals.js';
+import type { CommandExit } from './spawn.js';
+
+/** gsup's own failure, as `docker run` says it. */
+export const EXIT_INTERNAL = 125;
+export const EXIT_NOT_EXECUTABLE = 126;
+export const EXIT_NOT_FOUND = 127;
+
+/** The command's code; 128+N for signal N; 126/127 when it could not be run; success codes → 0. */
+export function exitStatus(exit: CommandExit, successCodes: readonly number[] = []): number {
+  let status: number;
+  if (exit.errorCode !== undefined) status = spawnErrorStatus(exit.errorCode);
+  else if (exit.signal) status = 128 + signalNumber(exit.signal);
+  else status = exit.code ?? EXIT_INTERNAL;
+  return successCodes.includes(status) ? 0 : status;
+}
+
+function spawnErrorStatus(errorCode: string): number {
+  if (errorCode === 'ENOENT') return EXIT_NOT_FOUND;
+  if (errorCode === 'EACCES' || errorCode === 'EISDIR' || errorCode === 'ENOEXEC' || errorCode === 'EPERM') return EXIT_NOT_EXECUTABLE;
+  return EXIT_INTERNAL;
+}
+
+/** The one line for a command that could not be started, shell style. */
+export function spawnErrorMessage(command: string, errorCode: string): string {
+  if (errorCode === 'ENOENT') return `${command}: command not found`;
+  if (spawnErrorStatus(errorCode) === EXIT_NOT_EXECUTABLE) return `${command}: permission denied (not executable)`;
+  return `${command}: cannot start (${errorCode})`;
+}

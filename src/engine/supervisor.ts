@@ -1,0 +1,293 @@
+import type { Readable } from 'node:stream';
+import { Logger, silentLogger } from '../log.js';
+import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../options/signals.js';
+import { currentPlatform, type Platform, type SignalName } from '../platform/index.js';
+import type { EngineContext, Forwarded } from './context.js';
+import { exitStatus, spawnErrorMessage } from './exit-status.js';
+import { onExitAction, type OnExitPolicy } from './on-exit.js';
+import { execaSpawn, type CommandExit, type SpawnFunction } from './spawn.js';
+import { StopSequence } from './stop.js';
+import { describeTargets, reachedPids, restrictTargets, targetSelector, type TargetMode, type TargetSelector } from './targets.js';
+import { ProcessTree, type TreeSnapshot } from './tree.js';
+import { waitForEmptyTree } from './wait-empty.js';
+import { Wakeup } from './wakeup.js';
+
+export interface SuperviseOptions {
+  /** Milliseconds between the stop signal and SIGKILL of what is left (10 000). */
+  killTimeout?: number;
+  /** Where forwarded signals go (`group`). */
+  target?: TargetMode;
+  /** Received signal → signal to forward; null drops it. */
+  rewrite?: ReadonlyMap<SignalName, SignalName | null>;
+  /** Milliseconds to wait on SIGTERM before forwarding it (0). */
+  stopDelay?: number;
+  /** What to do when the command exits while descendants live (`auto`). */
+  onExit?: OnExitPolicy;
+  /** Exit codes that count as success (become 0). */
+  successExit?: readonly number[];
+  stdio?: 'inherit' | 'pipe' | 'ignore';
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logger?: Logger;
+  platform?: Platform;
+  spawn?: SpawnFunction;
+  /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
+  suspendSelf?: () => void;
+}
+
+export interface SupervisorResult {
+  /** What gsup exits with: the command's code, 128+N for signal N, 126/127/125. */
+  exitCode: number;
+  /** The command's own exit code, or null. */
+  code: number | null;
+  /** The signal the command died of, or null. */
+  signal: SignalName | null;
+  /** Whether any process had to be SIGKILLed. */
+  killed: boolean;
+  /** Why the command could not be started (`node: command not found`), if it could not. */
+  error?: string;
+}
+
+export interface SupervisorHandle {
+  /** The command's pid; undefined when it could not be started. */
+  readonly pid: number | undefined;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  /** Handle a signal as if gsup had received it: rewrite, forward, or stop. */
+  signal(signal: SignalName): void;
+  /** Start the stop sequence (SIGTERM by default) and wait for the end. */
+  stop(signal?: SignalName): Promise<SupervisorResult>;
+  readonly exited: Promise<SupervisorResult>;
+}
+
+const DEFAULT_KILL_TIMEOUT = 10_000;
+// While the command is gone and gsup waits for what it left (daemons), one
+// look a second is enough: SIGCHLD wakes the wait for gsup's own children.
+const WAIT_POLL_MS = 1000;
+
+/** Run a command and supervise its whole process tree. */
+export function supervise(command: string, args: readonly string[] = [], options: SuperviseOptions = {}): SupervisorHandle {
+  return new Supervisor(command, [...args], options).handle;
+}
+
+class Supervisor {
+  readonly handle: SupervisorHandle;
+  private readonly logger: Logger;
+  private readonly platform: Platform;
+  private readonly tree: ProcessTree;
+  private readonly wakeup = new Wakeup();
+  private readonly abort = new AbortController();
+  private readonly context: EngineContext;
+  private readonly ready: Promise<void>;
+  private readonly pid: number | undefined;
+  private commandPgid: number | undefined;
+  private ownPgidValue: number | undefined;
+  private selectorValue?: TargetSelector;
+  private commandExit?: CommandExit;
+  private readonly commandExited: Promise<CommandExit>;
+  private stopSequence?: StopSequence;
+  private killed = false;
+  private finished = false;
+  private resolveExited!: (result: SupervisorResult) => void;
+  private readonly removeChildWatch: () => void;
+
+  constructor(
+    private readonly command: string,
+    args: string[],
+    private readonly options: SuperviseOptions,
+  ) {
+    this.logger = options.logger ?? silentLogger;
+    this.platform = options.platform ?? currentPlatform();
+    this.tree = new ProcessTree(this.platform);
+    const target = options.target ?? 'group';
+    this.context = {
+      platform: this.platform,
+      tree: this.tree,
+      logger: this.logger,
+      wakeup: this.wakeup,
+      abort: this.abort.signal,
+      scan: () => this.scan(),
+      forward: (signal, only) => this.forward(signal, only),
+      commandPid: undefined,
+      ownPgid: () => this.ownPgid(),
+    };
+
+    const spawned = (options.spawn ?? execaSpawn)(command, args, {
+      detached: target === 'group',
+      stdio: options.stdio ?? 'inherit',
+      env: options.env,
+      cwd: options.cwd,
+    });
+    this.pid = spawned.pid;
+    this.context.commandPid = spawned.pid;
+    this.ready = spawned.pid === undefined ? Promise.resolve() : this.tree.setCommand(spawned.pid).then((info) => {
+      this.commandPgid = info?.pgid;
+    });
+    this.removeChildWatch = this.platform.watchChildren(() => this.wakeup.wake());
+    this.commandExited = spawned.exited;
+    const exited = new Promise<SupervisorResult>((resolve) => {
+      this.resolveExited = resolve;
+    });
+    spawned.exited.then((exit) => this.onCommandExit(exit));
+    this.logger.debug('spawn', `started ${command} (pid ${spawned.pid ?? '-'}, target ${target})`, {
+      pid: spawned.pid,
+      target,
+    });
+
+    this.handle = {
+      pid: spawned.pid,
+      stdout: spawned.stdout,
+      stderr: spawned.stderr,
+      signal: (signal) => this.receive(signal),
+      stop: (signal = 'SIGTERM') => {
+        this.requestStop(signal, 'stop requested');
+        return exited;
+      },
+      exited,
+    };
+  }
+
+  /** A signal gsup received: rewrite it, then stop, forward, or drop it. */
+  private receive(received: SignalName): void {
+    if (this.finished) return;
+    const rewrite = this.options.rewrite;
+    const signal = rewrite?.has(received) ? rewrite.get(received)! : received;
+    if (signal === null) {
+      this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
+      return;
+    }
+    if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
+    if (STOP_SIGNALS.has(signal)) {
+      this.requestStop(signal, `${received} received`);
+      return;
+    }
+    const forwarded = this.forward(signal);
+    if (JOB_CONTROL_SIGNALS.has(signal) && this.options.suspendSelf) {
+      const suspend = this.options.suspendSelf;
+      forwarded.then(() => suspend(), () => suspend());
+    }
+  }
+
+  private requestStop(signal: SignalName, reason: string): void {
+    if (this.finished) return;
+    if (this.stopSequence) {
+      this.stopSequence.escalate();
+      return;
+    }
+    const delay = signal === 'SIGTERM' ? (this.options.stopDelay ?? 0) : 0;
+    this.runStop(signal, delay, reason);
+  }
+
+  private runStop(signal: SignalName, delayMs: number, reason: string): void {
+    const sequence = new StopSequence(this.context, this.options.killTimeout ?? DEFAULT_KILL_TIMEOUT);
+    this.stopSequence = sequence;
+    sequence
+      .run(signal, delayMs, reason)
+      .then((summary) => {
+        if (summary.killed.length > 0) this.killed = true;
+        return this.finish();
+      })
+      .catch((error) => this.fail(error));
+  }
+
+  private async onCommandExit(exit: CommandExit): Promise<void> {
+    this.commandExit = exit;
+    this.wakeup.wake();
+    if (exit.errorCode !== undefined) return this.finish();
+    const status = exitStatus(exit);
+    this.logger.debug('command-exit', `command exited (${describeExit(exit)})`, { code: exit.code, signal: exit.signal });
+    if (this.stopSequence) return; // the stop waits for the whole tree by itself
+
+    try {
+      const policy = this.options.onExit ?? 'auto';
+      const leftovers = policy === 'exit' ? [] : (await this.scan()).alive;
+      if (this.stopSequence) return; // a stop signal came while we looked
+      const action = onExitAction(policy, status, leftovers, this.commandPgid);
+      if (action === 'exit') return this.finish();
+      if (action === 'stop') {
+        return this.runStop('SIGTERM', 0, `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es)`);
+      }
+      this.logger.notice('waiting', `command exited (${describeExit(exit)}); waiting for ${leftovers.length} remaining process(es)`, {
+        pids: leftovers.map((info) => info.pid),
+      });
+      const empty = await waitForEmptyTree(this.context, { deadline: Infinity, pollMs: WAIT_POLL_MS });
+      if (empty && !this.stopSequence) await this.finish();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private async scan(): Promise<TreeSnapshot> {
+    await this.ready;
+    const snapshot = await this.tree.scan();
+    if (this.logger.enabled('info')) {
+      for (const info of snapshot.joined) {
+        this.logger.info('tree-join', `pid ${info.pid} joined the tree (${this.platform.commandLine(info.pid)})`, {
+          pid: info.pid,
+          ppid: info.ppid,
+          pgid: info.pgid,
+        });
+      }
+      if (snapshot.left.length > 0) {
+        this.logger.info('tree-leave', `pid ${snapshot.left.join(', ')} left the tree`, { pids: snapshot.left });
+      }
+    }
+    return snapshot;
+  }
+
+  private async forward(signal: SignalName, only?: ReadonlySet<number>): Promise<Forwarded> {
+    const selector = await this.selector();
+    const snapshot = await this.scan();
+    const selected = selector.select(snapshot, this.pid);
+    const targets = only ? restrictTargets(selected, only) : selected;
+    for (const target of targets) {
+      this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
+    }
+    this.logger.info('forward', targets.length > 0 ? `${signal} → ${describeTargets(targets)}` : `${signal}: no process to forward to`, {
+      signal,
+      targets: targets.map((target) => (target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid })),
+    });
+    return { snapshot, reached: reachedPids(targets) };
+  }
+
+  private async selector(): Promise<TargetSelector> {
+    this.selectorValue ??= targetSelector(this.options.target ?? 'group', await this.ownPgid());
+    return this.selectorValue;
+  }
+
+  private async ownPgid(): Promise<number> {
+    if (this.ownPgidValue === undefined) {
+      this.ownPgidValue = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
+    }
+    return this.ownPgidValue;
+  }
+
+  private async finish(): Promise<void> {
+    if (this.finished) return;
+    const exit = this.commandExit ?? (await this.commandExited);
+    if (this.finished) return;
+    this.finished = true;
+    this.abort.abort();
+    this.removeChildWatch();
+    this.resolveExited({
+      exitCode: exitStatus(exit, this.options.successExit),
+      code: exit.code,
+      signal: exit.signal,
+      killed: this.killed,
+      ...(exit.errorCode !== undefined && { error: spawnErrorMessage(this.command, exit.errorCode) }),
+    });
+  }
+
+  private fail(error: unknown): void {
+    this.logger.error('internal', `internal error: ${error instanceof Error ? error.message : String(error)}`);
+    if (this.finished) return;
+    this.finished = true;
+    this.abort.abort();
+    this.removeChildWatch();
+    this.resolveExited({ exitCode: 125, code: null, signal: null, killed: this.killed });
+  }
+}
+
+function describeExit(exit: CommandExit): string {
+  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+}

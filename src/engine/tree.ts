@@ -1,0 +1,114 @@
+import { isAlive, type Platform, type ProcessInfo } from '../platform/index.js';
+
+/** What one look at the system found of gsup's tree. */
+export interface TreeSnapshot {
+  /** Every member of the tree (zombies included), gsup itself excluded. */
+  members: ProcessInfo[];
+  /** The members that are alive (not zombies). */
+  alive: ProcessInfo[];
+  /** Every process on the system, by process group: to tell whether a whole group is ours. */
+  groups: Map<number, ProcessInfo[]>;
+  /** Pids that joined / left the tree since the previous scan. */
+  joined: ProcessInfo[];
+  left: number[];
+}
+
+/**
+ * The processes gsup is responsible for: its descendants, every process that
+ * was once seen among them and is still the same process (pid and start time)
+ * wherever it was reparented, and the processes of the command's session.
+ * Later sources (a pm2 God daemon) join through `adopt`.
+ */
+export class ProcessTree {
+  /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
+  private readonly known = new Map<number, number>();
+  private command?: ProcessInfo;
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly rootPid: number = process.pid,
+  ) {}
+
+  /** The command's own process, once spawned: its session is part of the tree. */
+  async setCommand(pid: number): Promise<ProcessInfo | undefined> {
+    const info = await this.platform.processInfo(pid);
+    if (info) {
+      this.command = info;
+      this.known.set(pid, info.startTime);
+    }
+    return info;
+  }
+
+  /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
+  adopt(info: ProcessInfo): void {
+    this.known.set(info.pid, info.startTime);
+  }
+
+  /** Is this exactly a process that was seen in the tree (pid and start time)? */
+  isKnown(info: ProcessInfo): boolean {
+    return this.known.get(info.pid) === info.startTime;
+  }
+
+  async scan(): Promise<TreeSnapshot> {
+    const all = await this.platform.listProcesses();
+    const byPid = new Map<number, ProcessInfo>();
+    const children = new Map<number, ProcessInfo[]>();
+    const groups = new Map<number, ProcessInfo[]>();
+    for (const info of all) {
+      byPid.set(info.pid, info);
+      push(children, info.ppid, info);
+      push(groups, info.pgid, info);
+    }
+
+    const roots: ProcessInfo[] = [...(children.get(this.rootPid) ?? [])];
+    for (const [pid, startTime] of this.known) {
+      const info = byPid.get(pid);
+      if (info && info.startTime === startTime) roots.push(info);
+    }
+    const command = this.command;
+    if (command && command.sid === command.pid && command.sid > 0) {
+      // A process that double-forked out of the command's ancestry but not
+      // out of its session (no setsid) is still the command's.
+      for (const info of all) {
+        if (info.sid === command.sid && info.startTime >= command.startTime) roots.push(info);
+      }
+    }
+
+    const members: ProcessInfo[] = [];
+    const seen = new Set<number>([this.rootPid]);
+    const queue = roots;
+    while (queue.length > 0) {
+      const info = queue.pop()!;
+      if (seen.has(info.pid)) continue;
+      seen.add(info.pid);
+      members.push(info);
+      const below = children.get(info.pid);
+      if (below) queue.push(...below);
+    }
+
+    const alive = members.filter(isAlive);
+    const joined: ProcessInfo[] = [];
+    for (const info of alive) {
+      if (this.known.get(info.pid) !== info.startTime) {
+        joined.push(info);
+        this.known.set(info.pid, info.startTime);
+      }
+    }
+    const left: number[] = [];
+    for (const [pid, startTime] of this.known) {
+      const info = byPid.get(pid);
+      if (!info || info.startTime !== startTime || !isAlive(info)) {
+        left.push(pid);
+        this.known.delete(pid);
+      }
+    }
+
+    return { members, alive, groups, joined, left };
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}

@@ -1,0 +1,27 @@
+/**
+ * A timer that something else can cut short: the stop waits on it between two
+ * looks at the tree, and a child's exit (SIGCHLD) wakes it at once.
+ */
+export class Wakeup {
+  private waiters = new Set<() => void>();
+
+  /** Resolves after `ms`, on `wake()`, or when `abort` fires, whichever is first. */
+  wait(ms: number, abort?: AbortSignal): Promise<void> {
+    if (abort?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        abort?.removeEventListener('abort', done);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      abort?.addEventListener('abort', done, { once: true });
+      this.waiters.add(done);
+    });
+  }
+
+  wake(): void {
+    for (const done of [...this.waiters]) done();
+  }
+}

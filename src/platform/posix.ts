@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import { sendSignal, watchSigchld } from './signal.js';
+import type { Platform, ProcessInfo } from './types.js';
+
+// Where there is no /proc (macOS, the BSDs): one `ps` spawn per snapshot.
+// pidtree would give pid and ppid only; the engine also needs the process
+// group (to signal a group only when every member is ours) and the start time
+// (to tell a reused pid), so this asks ps for all of them at once.
+// The ps process is gsup's own child: it is left out of what it reports.
+function runPs(args: string[]): Promise<ProcessInfo[]> {
+  return new Promise((resolve) => {
+    const child = execFile('ps', args, { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } }, (_error, stdout) =>
+      resolve((stdout ?? '').split('\n').flatMap((line) => parsePsLine(line) ?? []).filter((info) => info.pid !== child.pid)),
+    );
+  });
+}
+
+export function parsePsLine(line: string): ProcessInfo | undefined {
+  const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.+?)\s*$/.exec(line);
+  if (!match) return undefined;
+  const started = Date.parse(match[5]);
+  return {
+    pid: Number(match[1]),
+    ppid: Number(match[2]),
+    pgid: Number(match[3]),
+    sid: -1, // not portable in ps; the engine does not need it here
+    state: match[4][0],
+    startTime: Number.isNaN(started) ? 0 : started,
+  };
+}
+
+const columns = ['-o', 'pid=,ppid=,pgid=,stat=,lstart='];
+
+export const posixPlatform: Platform = {
+  name: 'posix',
+  canSignal: true,
+  async listProcesses() {
+    return runPs(['-A', ...columns]);
+  },
+  async processInfo(pid) {
+    return (await runPs(['-p', String(pid), ...columns]))[0];
+  },
+  commandLine() {
+    return ''; // would cost a spawn per pid; the summary shows the pid alone
+  },
+  kill: sendSignal,
+  watchChildren: watchSigchld,
+};

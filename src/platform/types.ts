@@ -1,0 +1,52 @@
+/** One process as the platform sees it at the time of a snapshot. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** Process group id. */
+  pgid: number;
+  /** Session id. */
+  sid: number;
+  /** One-letter state as in `ps`/`/proc`: R, S, D, T, Z, X, ... */
+  state: string;
+  /**
+   * When the process started, in a unit that only has to be stable for one
+   * process (clock ticks since boot on Linux). Together with the pid it names
+   * one process: a reused pid has another start time.
+   */
+  startTime: number;
+}
+
+/** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
+export type SignalName = NodeJS.Signals;
+
+/**
+ * What the engine needs from the operating system. Everything that differs
+ * between Linux (`/proc`), other POSIX systems (`ps`/pidtree) and Windows
+ * lives behind this interface, so the engine never asks which OS it is on.
+ */
+export interface Platform {
+  readonly name: string;
+  /** Can signals other than a kill reach a process (false on Windows)? */
+  readonly canSignal: boolean;
+  /** Every process the system shows (a snapshot). */
+  listProcesses(): Promise<ProcessInfo[]>;
+  /** The current facts of one pid, or undefined when there is no such process. */
+  processInfo(pid: number): Promise<ProcessInfo | undefined>;
+  /** Command line of a pid for log lines; '' when unknown. */
+  commandLine(pid: number): string;
+  /** kill(2): a negative pid signals a process group. Returns false when the target is gone. */
+  kill(pid: number, signal: SignalName): boolean;
+  /**
+   * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
+   * wait for the tree can look again at once. Returns the unsubscribe.
+   */
+  watchChildren(listener: () => void): () => void;
+  /** Force-stop a whole tree where signals are not available (Windows). */
+  killTree?(pid: number): Promise<void>;
+}
+
+export function isAlive(info: ProcessInfo | undefined): info is ProcessInfo {
+  // A zombie still answers kill(pid, 0), but it is dead: only its parent's
+  // wait() is missing.
+  return info !== undefined && info.state !== 'Z' && info.state !== 'X' && info.state !== 'x';
+}

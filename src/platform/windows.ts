@@ -1,0 +1,26 @@
+import pidtree from 'pidtree';
+import treeKill from 'tree-kill';
+import { sendSignal } from './signal.js';
+import type { Platform, ProcessInfo } from './types.js';
+
+// Windows has no signals, groups or sessions: the tree comes from pidtree, a
+// stop is tree-kill (taskkill /T /F), and forwarding is best effort.
+export const windowsPlatform: Platform = {
+  name: 'windows',
+  canSignal: false,
+  async listProcesses() {
+    const rows = (await pidtree(-1, { advanced: true })) as Array<{ ppid: number; pid: number }>;
+    return rows.map(({ pid, ppid }): ProcessInfo => ({ pid, ppid, pgid: pid, sid: -1, state: 'R', startTime: 0 }));
+  },
+  async processInfo(pid) {
+    return (await this.listProcesses()).find((info) => info.pid === pid);
+  },
+  commandLine() {
+    return '';
+  },
+  kill: sendSignal,
+  watchChildren: () => () => {},
+  killTree(pid) {
+    return new Promise((resolve) => treeKill(pid, 'SIGKILL', () => resolve()));
+  },
+};

@@ -1,0 +1,189 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { related } from './proc.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const GSUP = join(ROOT, 'bin/gsup.js');
+export const fixture = (name: string) => join(ROOT, 'fixtures', name);
+export const PRINTER = fixture('printer.js');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** One process under test (usually gsup) with its output read line by line. */
+export class Run {
+  readonly child: ChildProcess;
+  readonly stdout: string[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<Exit>;
+  private listeners = new Set<() => void>();
+  exit?: Exit;
+
+  constructor(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: string; cwd?: string } = {}) {
+    this.child = spawn(command, args, {
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      cwd: options.cwd ?? ROOT,
+    });
+    if (options.stdin !== undefined) this.child.stdin!.end(options.stdin);
+    this.read(this.child.stdout!, this.stdout);
+    this.read(this.child.stderr!, this.stderr);
+    this.exited = new Promise((resolve) => {
+      this.child.on('close', (code, signal) => {
+        this.exit = { code, signal };
+        this.notify();
+        resolve(this.exit);
+      });
+    });
+    runs.add(this);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  private read(stream: NodeJS.ReadableStream, into: string[]): void {
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop()!;
+      into.push(...parts);
+      this.notify();
+    });
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  /** Waits for a line of stdout (or stderr) matching `pattern`; fails after `timeoutMs`. */
+  waitForLine(pattern: RegExp, { stream = 'stdout', timeoutMs = 10_000 }: { stream?: 'stdout' | 'stderr'; timeoutMs?: number } = {}): Promise<RegExpMatchArray> {
+    const lines = stream === 'stdout' ? this.stdout : this.stderr;
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        for (const line of lines) {
+          const match = pattern.exec(line);
+          if (match) {
+            cleanup();
+            resolve(match);
+            return;
+          }
+        }
+        if (this.exit) {
+          cleanup();
+          reject(new Error(`exited (${JSON.stringify(this.exit)}) before a line matched ${pattern} on ${stream}:\n${this.transcript()}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out after ${timeoutMs}ms waiting for ${pattern} on ${stream}:\n${this.transcript()}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+      };
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  /** Waits for `ready (pid: N)` of a fixture and returns N. */
+  async ready(label = 'printer'): Promise<number> {
+    const match = await this.waitForLine(new RegExp(`^ready \\(pid: (\\d+), ${label}\\)`));
+    return Number(match[1]);
+  }
+
+  /** Lines of stdout matching `pattern`. */
+  count(pattern: RegExp): number {
+    return this.stdout.filter((line) => pattern.test(line)).length;
+  }
+
+  /** Waits for the exit, failing after `timeoutMs`. */
+  async finished(timeoutMs = 15_000): Promise<Exit> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`did not exit within ${timeoutMs}ms:\n${this.transcript()}`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    process.kill(this.pid, signal);
+  }
+
+  transcript(): string {
+    return `--- stdout\n${this.stdout.join('\n')}\n--- stderr\n${this.stderr.join('\n')}`;
+  }
+}
+
+const runs = new Set<Run>();
+const fixturePids = new Set<number>();
+
+/** Starts gsup with these arguments. */
+export function gsup(args: string[], options?: { env?: NodeJS.ProcessEnv; stdin?: string; cwd?: string }): Run {
+  return new Run(process.execPath, [GSUP, ...args], options);
+}
+
+/** Every pid a run's fixtures announced (`ready (pid: N ...)`). */
+function announcedPids(run: Run): number[] {
+  return run.stdout.flatMap((line) => {
+    const match = /^ready \(pid: (\d+)/.exec(line);
+    return match ? [Number(match[1])] : [];
+  });
+}
+
+/**
+ * For afterEach: SIGKILL everything the test started (gsup, its tree, the
+ * fixtures it announced, their sessions), and return what was still alive,
+ * so a test can also assert that nothing was left behind.
+ */
+export function killEverything(): number[] {
+  const roots: number[] = [];
+  for (const run of runs) {
+    if (run.child.pid && !run.exit) roots.push(run.child.pid);
+    for (const pid of announcedPids(run)) fixturePids.add(pid);
+  }
+  // A fixture pid that is gone may have been reused: only ours are touched.
+  const ours = [...fixturePids].filter((pid) => commandLine(pid).includes(ROOT));
+  roots.push(...ours);
+  const left = related(roots, ours).filter((proc) => proc.pid !== process.pid);
+  for (const proc of left) {
+    try {
+      process.kill(proc.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  runs.clear();
+  fixturePids.clear();
+  return left.map((proc) => proc.pid);
+}
+
+/** Live processes of a run's tree right now (gsup's descendants and announced fixtures). */
+export function leftovers(run: Run): number[] {
+  const ours = announcedPids(run).filter((pid) => commandLine(pid).includes(ROOT));
+  return related(run.exit ? ours : [run.pid, ...ours]).map((proc) => proc.pid);
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+export function tempDir(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), 'gsup-test-'));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
