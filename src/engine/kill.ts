@@ -44,5 +44,5 @@ export async function killTree(context: EngineContext): Promise<KilledProcess[]>
     }
     await context.wakeup.wait(round < 10 ? 1 : 10, context.abort);
   }
-  return [...killed.values()];
+  return [...killed.values()].sort((a, b) => a.pid - b.pid);
 }

@@ -33,11 +33,17 @@ export class Run {
     if (options.stdin !== undefined) this.child.stdin!.end(options.stdin);
     this.read(this.child.stdout!, this.stdout);
     this.read(this.child.stderr!, this.stderr);
+    // 'close' waits for the output pipes too; a process left behind (--on-exit
+    // exit) may hold them open, so after 'exit' it gets a bounded second.
+    const closed = new Promise<void>((resolve) => this.child.on('close', () => resolve()));
     this.exited = new Promise((resolve) => {
-      this.child.on('close', (code, signal) => {
-        this.exit = { code, signal };
-        this.notify();
-        resolve(this.exit);
+      this.child.on('exit', (code, signal) => {
+        const exit = { code, signal };
+        void Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]).then(() => {
+          this.exit = exit;
+          this.notify();
+          resolve(exit);
+        });
       });
     });
     runs.add(this);

@@ -1,0 +1,77 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gsup, killEverything, tempDir } from '../helpers/gsup.js';
+
+afterEach(() => {
+  killEverything();
+});
+
+describe('the command runs as if started directly', () => {
+  it('passes stdin through: echo hi | gsup -- cat', async () => {
+    const run = gsup(['--', 'cat'], { stdin: 'hi\n' });
+    expect((await run.finished()).code).toBe(0);
+    expect(run.stdout).toEqual(['hi']);
+  });
+
+  it('keeps the environment and the working directory', async () => {
+    const dir = tempDir();
+    try {
+      const run = gsup(['--', 'sh', '-c', 'echo "$GSUP_TEST_VALUE"; pwd'], { env: { GSUP_TEST_VALUE: 'kept' }, cwd: dir.path });
+      expect((await run.finished()).code).toBe(0);
+      expect(run.stdout).toEqual(['kept', dir.path]);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('leaves the command its own options: gsup sleep-like args after the command are not parsed', async () => {
+    const run = gsup(['sh', '-c', 'echo "$@"', 'sh', '-v', '--target', 'x']);
+    expect((await run.finished()).code).toBe(0);
+    expect(run.stdout).toEqual(['-v --target x']);
+  });
+});
+
+describe('exit status', () => {
+  it.each([0, 1, 7, 255])('is the command’s exit code %i', async (code) => {
+    const run = gsup(['--', 'sh', '-c', `exit ${code}`]);
+    expect((await run.finished()).code).toBe(code);
+    expect(run.stderr).toEqual([]);
+  });
+
+  it.each([
+    ['TERM', 143],
+    ['KILL', 137],
+    ['HUP', 129],
+  ])('is 128+N when the command dies of SIG%s', async (signal, status) => {
+    const run = gsup(['--', 'sh', '-c', `kill -${signal} $$`]);
+    expect((await run.finished()).code).toBe(status);
+  });
+
+  it('is 127 with one line when the command is not found', async () => {
+    const run = gsup(['--', 'gsup-no-such-command']);
+    expect((await run.finished()).code).toBe(127);
+    expect(run.stderr).toEqual(['gsup: gsup-no-such-command: command not found']);
+  });
+
+  it('is 126 with one line when the command is not executable', async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'script.sh');
+      writeFileSync(file, 'echo never\n');
+      chmodSync(file, 0o644);
+      const run = gsup(['--', file]);
+      expect((await run.finished()).code).toBe(126);
+      expect(run.stderr).toEqual([`gsup: ${file}: permission denied (not executable)`]);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('maps -e codes to 0, from the flag and from GSUP_SUCCESS_EXIT', async () => {
+    expect((await gsup(['-e', '3', '--', 'sh', '-c', 'exit 3']).finished()).code).toBe(0);
+    expect((await gsup(['-e', '3', '--', 'sh', '-c', 'exit 4']).finished()).code).toBe(4);
+    expect((await gsup(['-e', '143', '--', 'sh', '-c', 'kill -TERM $$']).finished()).code).toBe(0);
+    expect((await gsup(['--', 'sh', '-c', 'exit 4'], { env: { GSUP_SUCCESS_EXIT: '3,4' } }).finished()).code).toBe(0);
+  });
+});

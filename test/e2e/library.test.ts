@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+// The package by its own name, as a user imports it (resolved through "exports").
+import { supervise, type SupervisorHandle } from 'gsup';
+import { PRINTER, killEverything } from '../helpers/gsup.js';
+import { isAlive } from '../helpers/proc.js';
+
+const handles: SupervisorHandle[] = [];
+afterEach(async () => {
+  for (const handle of handles.splice(0)) if (handle.pid && isAlive(handle.pid)) process.kill(handle.pid, 'SIGKILL');
+  killEverything();
+});
+
+function lines(handle: SupervisorHandle): { all: string[]; next: (pattern: RegExp) => Promise<string> } {
+  const all: string[] = [];
+  const waiters: Array<() => void> = [];
+  handle.stdout!.setEncoding('utf8');
+  handle.stdout!.on('data', (chunk: string) => {
+    all.push(...chunk.split('\n').filter(Boolean));
+    for (const waiter of waiters.splice(0)) waiter();
+  });
+  const next = (pattern: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no line matched ${pattern}: ${all.join(' | ')}`)), 10_000);
+      const check = () => {
+        const line = all.find((candidate) => pattern.test(candidate));
+        if (line) {
+          clearTimeout(timer);
+          resolve(line);
+        } else waiters.push(check);
+      };
+      check();
+    });
+  return { all, next };
+}
+
+describe("import { supervise } from 'gsup'", () => {
+  it('gives a handle: pid, signal(), stop(), exited', async () => {
+    const handle = supervise('node', [PRINTER], { stdio: 'pipe' });
+    handles.push(handle);
+    const output = lines(handle);
+    const ready = await output.next(/^ready/);
+    expect(ready).toContain(`pid: ${handle.pid}`);
+    handle.signal('SIGUSR2');
+    await output.next(/^signal: SIGUSR2 /);
+    const result = await handle.stop();
+    expect(result).toEqual({ exitCode: 0, code: 0, signal: null, killed: false });
+    expect(await handle.exited).toBe(result);
+    expect(output.all.filter((line) => line.startsWith('signal: SIGTERM'))).toHaveLength(1);
+  });
+
+  it('reports a kill and 128+9 when the kill timeout runs out', async () => {
+    const handle = supervise('node', [PRINTER, '--ignore-stop'], { stdio: 'pipe', killTimeout: 200 });
+    handles.push(handle);
+    const output = lines(handle);
+    await output.next(/^ready/);
+    const result = await handle.stop('SIGINT');
+    expect(result).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
+    expect(output.all.filter((line) => line.startsWith('signal: SIGINT'))).toHaveLength(1);
+  });
+
+  it('reports a command that cannot be started', async () => {
+    const result = await supervise('gsup-no-such-command').exited;
+    expect(result).toMatchObject({ exitCode: 127, error: 'gsup-no-such-command: command not found' });
+  });
+});

@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
+
+afterEach(() => {
+  killEverything();
+});
+
+async function stopOnce(args: string[], env?: NodeJS.ProcessEnv) {
+  const run = gsup([...args, '--', 'node', PRINTER], { env });
+  await run.ready();
+  run.signal('SIGUSR1');
+  await run.waitForLine(/^signal: SIGUSR1 /);
+  run.signal('SIGTERM');
+  await run.finished();
+  return run;
+}
+
+describe('logs on stderr', () => {
+  it('by default: the start of the stop and its summary, nothing else', async () => {
+    const run = await stopOnce([]);
+    expect(run.stderr).toHaveLength(2);
+    expect(run.stderr[0]).toMatch(/^\[gsup\] SIGTERM received: stopping the tree with SIGTERM \(kill timeout 10\.00s\)$/);
+    expect(run.stderr[1]).toMatch(/^\[gsup\] stopped in \d+ms: 1 exited by themselves, 0 killed$/);
+  });
+
+  it('-v: every forwarded signal with its targets, and tree changes', async () => {
+    const run = await stopOnce(['-v']);
+    const text = run.stderr.join('\n');
+    expect(text).toMatch(/\[gsup\] SIGUSR1 → group \d+ \(1\)/);
+    expect(text).toMatch(/\[gsup\] SIGTERM → group \d+ \(1\)/);
+    expect(text).toMatch(/left the tree/);
+  });
+
+  it('-q: nothing but errors', async () => {
+    const run = await stopOnce(['-q']);
+    expect(run.stderr).toEqual([]);
+  });
+
+  it('GSUP_VERBOSE=1 is -v, and -q wins over it', async () => {
+    expect((await stopOnce([], { GSUP_VERBOSE: '1' })).stderr.join('\n')).toMatch(/SIGUSR1 → group/);
+    expect((await stopOnce(['-q'], { GSUP_VERBOSE: '1' })).stderr).toEqual([]);
+  });
+
+  it('--log-format json: one object per line with time, level, event', async () => {
+    const run = await stopOnce(['-v', '--log-format', 'json']);
+    const events = run.stderr.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const event of events) {
+      expect(typeof event.time).toBe('string');
+      expect(Number.isNaN(Date.parse(event.time as string))).toBe(false);
+      expect(['error', 'warn', 'notice', 'info', 'debug']).toContain(event.level);
+      expect(typeof event.event).toBe('string');
+    }
+    const names = events.map((event) => event.event);
+    expect(names).toContain('forward');
+    expect(names).toContain('stop');
+    const stopped = events.find((event) => event.event === 'stopped')!;
+    expect(stopped).toMatchObject({ exited: 1, killed: [] });
+    expect(typeof stopped.durationMs).toBe('number');
+  });
+
+  it('colour only when asked for off a TTY (FORCE_COLOR), none with NO_COLOR', async () => {
+    const plain = await stopOnce([]);
+    expect(plain.stderr.join('\n')).not.toContain('\u001b[');
+    const forced = await stopOnce([], { NO_COLOR: '', FORCE_COLOR: '1' });
+    expect(forced.stderr.join('\n')).toContain('\u001b[');
+  });
+});

@@ -1,0 +1,104 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { isAlive, related } from '../helpers/proc.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  killEverything();
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function marker(): string {
+  const dir = tempDir();
+  cleanups.push(dir.remove);
+  return join(dir.path, 'clean-exit');
+}
+
+describe('the stop sequence', () => {
+  it('waits for the whole tree: the app finishes its 1 s cleanup after its parent exited', async () => {
+    const done = marker();
+    const run = gsup(['--', 'node', fixture('spawner.js'), '--child-args', `--cleanup 1000 --marker ${done}`]);
+    const appPid = await run.ready('child0');
+    await run.ready('spawner');
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    const exit = await run.finished();
+    // gsup exited after the app's cleanup, not when the spawner (its child) did.
+    expect(existsSync(done)).toBe(true);
+    expect(readFileSync(done, 'utf8')).toBe(`clean exit ${appPid}\n`);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(1000);
+    expect(run.count(/^signal: SIGTERM .*child0/)).toBe(1);
+    expect(exit.code).toBe(0);
+    expect(run.stderr.join('\n')).toMatch(/stopped in .*: 2 exited by themselves, 0 killed/);
+  });
+
+  it('SIGKILLs at the kill timeout, again and again, until a forking tree is gone', async () => {
+    const run = gsup(['-t', '500ms', '--', 'node', fixture('forker.js')]);
+    const forkerPid = await run.ready('forker');
+    // Let it fork a few generations first.
+    await new Promise<void>((resolve) => {
+      const check = () => (related([forkerPid]).length > 10 ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    const exit = await run.finished();
+    const took = Date.now() - sent;
+    expect(run.count(/^signal: SIGTERM .*forker/)).toBe(1);
+    expect(exit.code).toBe(137); // the command died of SIGKILL
+    expect(took).toBeGreaterThanOrEqual(500);
+    expect(took).toBeLessThan(3000);
+    const summary = run.stderr.find((line) => line.includes('stopped in'));
+    expect(summary).toMatch(/\d+ killed: \d+ \(node .*forker\.js\)/);
+    expect(Number(/(\d+) killed/.exec(summary!)![1])).toBeGreaterThan(10);
+    // Nothing of its session survived.
+    expect(related([forkerPid], [forkerPid])).toEqual([]);
+  });
+
+  it('a second stop signal kills the tree at once', async () => {
+    const run = gsup(['-t', '30s', '--', 'node', PRINTER, '--ignore-stop']);
+    const pid = await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    const sent = Date.now();
+    run.signal('SIGINT');
+    const exit = await run.finished();
+    expect(Date.now() - sent).toBeLessThan(2000);
+    expect(exit.code).toBe(137);
+    expect(run.stderr.join('\n')).toContain('second stop signal: killing the tree now');
+    expect(run.stderr.join('\n')).toMatch(new RegExp(`1 killed: ${pid} \\(node .*printer\\.js --ignore-stop\\)`));
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('--stop-delay holds SIGTERM back, and a second stop signal ends the wait', async () => {
+    const run = gsup(['--stop-delay', '600ms', '--', 'node', PRINTER]);
+    await run.ready();
+    let sent = Date.now();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(550);
+    expect((await run.finished()).code).toBe(0);
+
+    const again = gsup(['--stop-delay', '20s', '--', 'node', PRINTER]);
+    await again.ready();
+    again.signal('SIGTERM');
+    await again.waitForLine(/waiting 20\.00s before forwarding SIGTERM/, { stream: 'stderr' });
+    sent = Date.now();
+    again.signal('SIGTERM');
+    await again.waitForLine(/^signal: SIGTERM /);
+    expect(Date.now() - sent).toBeLessThan(2000);
+    expect((await again.finished()).code).toBe(0);
+    expect(again.count(/^signal: SIGTERM /)).toBe(1);
+  });
+
+  it('SIGINT does not wait for the stop delay', async () => {
+    const run = gsup(['--stop-delay', '20s', '--', 'node', PRINTER]);
+    await run.ready();
+    run.signal('SIGINT');
+    await run.waitForLine(/^signal: SIGINT /, { timeoutMs: 3000 });
+    expect((await run.finished()).code).toBe(0);
+    expect(leftovers(run)).toEqual([]);
+  });
+});

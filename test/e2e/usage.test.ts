@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { gsup, killEverything } from '../helpers/gsup.js';
+
+afterEach(() => {
+  killEverything();
+});
+
+describe('bad input: one line naming the value, exit 125, no stack trace', () => {
+  it.each([
+    [[], {}, /^gsup: no command given/],
+    [['--foo', 'true'], {}, /^gsup: unknown option '--foo'/],
+    [['-t', '10x', 'true'], {}, /^gsup: invalid duration "10x" for --kill-timeout/],
+    [['-t', '-1', 'true'], {}, /^gsup: invalid duration "-1" for --kill-timeout/],
+    [['--stop-delay', 'soon', 'true'], {}, /^gsup: invalid duration "soon" for --stop-delay/],
+    [['-r', 'FOO:INT', 'true'], {}, /^gsup: invalid signal "FOO" in --rewrite "FOO:INT"/],
+    [['-r', 'TERM', 'true'], {}, /^gsup: invalid rewrite "TERM"/],
+    [['-r', 'KILL:TERM', 'true'], {}, /^gsup: invalid rewrite "KILL:TERM": KILL is never received/],
+    [['--target', 'nope', 'true'], {}, /^gsup: invalid value "nope" for --target: expected group, child, tree/],
+    [['--on-exit', 'nope', 'true'], {}, /^gsup: invalid value "nope" for --on-exit: expected auto, stop, wait, exit/],
+    [['--log-format', 'xml', 'true'], {}, /^gsup: invalid value "xml" for --log-format/],
+    [['-e', '300', 'true'], {}, /^gsup: invalid exit code "300" for --success-exit/],
+    [['--target'], {}, /^gsup: option '--target <mode>' argument missing/],
+    [['true'], { GSUP_KILL_TIMEOUT: '10x' }, /^gsup: invalid duration "10x" for GSUP_KILL_TIMEOUT/],
+    [['true'], { GSUP_TARGET: 'nope' }, /^gsup: invalid value "nope" for GSUP_TARGET/],
+    [['true'], { GSUP_REWRITE: 'TERM:BOGUS' }, /^gsup: invalid signal "BOGUS" in --rewrite "TERM:BOGUS"/],
+    [['true'], { GSUP_VERBOSE: '7' }, /^gsup: invalid value "7" for GSUP_VERBOSE/],
+    [['true'], { GSUP_SUCCESS_EXIT: 'x' }, /^gsup: invalid exit code "x" for GSUP_SUCCESS_EXIT/],
+  ] as Array<[string[], NodeJS.ProcessEnv, RegExp]>)('gsup %j with env %j', async (args, env, message) => {
+    const run = gsup(args, { env });
+    expect((await run.finished()).code).toBe(125);
+    expect(run.stderr).toHaveLength(1);
+    expect(run.stderr[0]).toMatch(message);
+    expect(run.stdout).toEqual([]);
+  });
+
+  it('a flag wins over its variable', async () => {
+    const run = gsup(['--target', 'group', '-t', '1s', '--', 'true'], { env: { GSUP_TARGET: 'nope', GSUP_KILL_TIMEOUT: '10x' } });
+    expect((await run.finished()).code).toBe(0);
+    expect(run.stderr).toEqual([]);
+  });
+
+  it('--help and --version print to stdout and exit 0', async () => {
+    const help = gsup(['--help']);
+    expect((await help.finished()).code).toBe(0);
+    const text = help.stdout.join('\n');
+    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--verbose', '--quiet', '--log-format']) {
+      expect(text).toContain(flag);
+    }
+    expect(text).toContain('GSUP_KILL_TIMEOUT');
+    const version = gsup(['--version']);
+    expect((await version.finished()).code).toBe(0);
+    expect(version.stdout[0]).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});

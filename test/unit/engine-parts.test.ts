@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { exitStatus } from '../../src/engine/exit-status.js';
+import { onExitAction } from '../../src/engine/on-exit.js';
+import { GroupTargets, TreeTargets, restrictTargets, targetSelector } from '../../src/engine/targets.js';
+import { ProcessTree } from '../../src/engine/tree.js';
+import { colorWanted, Logger } from '../../src/log.js';
+import type { ProcessInfo } from '../../src/platform/index.js';
+import { FakePlatform } from '../helpers/fake-platform.js';
+
+const GSUP = 100;
+
+function snapshotOf(platform: FakePlatform) {
+  return new ProcessTree(platform, GSUP).scan();
+}
+
+describe('exitStatus', () => {
+  it('maps codes, signals, spawn errors and success codes', () => {
+    expect(exitStatus({ code: 3, signal: null })).toBe(3);
+    expect(exitStatus({ code: null, signal: 'SIGTERM' })).toBe(143);
+    expect(exitStatus({ code: null, signal: 'SIGKILL' })).toBe(137);
+    expect(exitStatus({ code: null, signal: null, errorCode: 'ENOENT' })).toBe(127);
+    expect(exitStatus({ code: null, signal: null, errorCode: 'EACCES' })).toBe(126);
+    expect(exitStatus({ code: null, signal: null, errorCode: 'EMFILE' })).toBe(125);
+    expect(exitStatus({ code: 3, signal: null }, [3])).toBe(0);
+    expect(exitStatus({ code: null, signal: 'SIGTERM' }, [143])).toBe(0);
+  });
+});
+
+describe('onExitAction', () => {
+  const left = (pgid: number) => [{ pid: 5, ppid: 1, pgid, sid: pgid, state: 'S', startTime: 1 }];
+  it('auto: stops what is left in the group, waits for daemons after exit 0', () => {
+    expect(onExitAction('auto', 0, [], 10)).toBe('exit');
+    expect(onExitAction('auto', 0, left(10), 10)).toBe('stop');
+    expect(onExitAction('auto', 0, left(11), 10)).toBe('wait');
+    expect(onExitAction('auto', 1, left(11), 10)).toBe('stop');
+    expect(onExitAction('stop', 0, left(11), 10)).toBe('stop');
+    expect(onExitAction('wait', 1, left(10), 10)).toBe('wait');
+    expect(onExitAction('exit', 1, left(10), 10)).toBe('exit');
+  });
+});
+
+describe('ProcessTree', () => {
+  it('finds descendants, keeps a known process that was reparented, and never a reused pid', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: GSUP, ppid: 1 });
+    platform.add({ pid: 200, ppid: GSUP });
+    platform.add({ pid: 201, ppid: 200, pgid: 200, sid: 200 });
+    platform.add({ pid: 300, ppid: 1 }); // a stranger
+    const tree = new ProcessTree(platform, GSUP);
+    let snapshot = await tree.scan();
+    expect(snapshot.members.map((info) => info.pid).sort()).toEqual([200, 201]);
+
+    // 201 double-forks away: reparented to init, still the same process.
+    platform.processes.get(201)!.ppid = 1;
+    snapshot = await tree.scan();
+    expect(snapshot.members.map((info) => info.pid).sort()).toEqual([200, 201]);
+
+    // 201 dies and its pid is reused by someone else: not ours.
+    platform.processes.set(201, { pid: 201, ppid: 1, pgid: 201, sid: 201, state: 'S', startTime: 99_999 });
+    snapshot = await tree.scan();
+    expect(snapshot.members.map((info) => info.pid)).toEqual([200]);
+    expect(snapshot.left).toContain(201);
+  });
+
+  it('counts a zombie as a member but not as alive', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP, state: 'Z' });
+    const snapshot = await snapshotOf(platform);
+    expect(snapshot.members).toHaveLength(1);
+    expect(snapshot.alive).toHaveLength(0);
+  });
+
+  it('includes the command session: a process that left the ancestry but not the session', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP, startTime: 5 });
+    platform.add({ pid: 250, ppid: 1, pgid: 240, sid: 200, startTime: 6 });
+    const tree = new ProcessTree(platform, GSUP);
+    await tree.setCommand(200);
+    expect((await tree.scan()).members.map((info) => info.pid).sort()).toEqual([200, 250]);
+  });
+});
+
+describe('targets', () => {
+  function setup(): FakePlatform {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP }); // command, group 200
+    platform.add({ pid: 201, ppid: 200, pgid: 200, sid: 200 });
+    platform.add({ pid: 210, ppid: 201, pgid: 210, sid: 210 }); // escaped daemon, its own group
+    platform.add({ pid: 220, ppid: 201, pgid: 50, sid: 50 }); // joined a group with a stranger in it
+    platform.add({ pid: 51, ppid: 1, pgid: 50, sid: 50 }); // the stranger
+    return platform;
+  }
+
+  it('group: each fully-owned group once; a group with strangers in it, member by member', async () => {
+    const targets = new GroupTargets(1).select(await snapshotOf(setup()));
+    expect(targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g200', 'g210', 'p220']);
+  });
+
+  it('group: never gsup’s own group', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP, pgid: 7 });
+    platform.add({ pid: 201, ppid: 200, pgid: 7 });
+    const targets = new GroupTargets(7).select(await snapshotOf(platform));
+    expect(targets.every((target) => target.kind === 'process')).toBe(true);
+    expect(targets).toHaveLength(2);
+  });
+
+  it('tree: each process once; child: the child, then what is left', async () => {
+    const platform = setup();
+    expect(new TreeTargets().select(await snapshotOf(platform))).toHaveLength(4);
+    const child = targetSelector('child', 1);
+    expect(child.select(await snapshotOf(platform), 200)).toEqual([{ kind: 'process', process: expect.objectContaining({ pid: 200 }) as ProcessInfo }]);
+    platform.processes.delete(200);
+    platform.processes.get(201)!.ppid = GSUP; // reparented to gsup, the subreaper
+    expect(child.select(await snapshotOf(platform), 200).map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g200', 'g210', 'p220']);
+  });
+
+  it('restrictTargets keeps only the wanted pids, splitting groups', async () => {
+    const targets = new GroupTargets(1).select(await snapshotOf(setup()));
+    const only = restrictTargets(targets, new Set([201, 210]));
+    expect(only.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g210', 'p201']);
+  });
+});
+
+describe('Logger', () => {
+  it('writes text with the prefix, json with time/level/event, and respects the level', () => {
+    const lines: string[] = [];
+    const text = new Logger({ verbosity: 0, write: (line) => lines.push(line), color: false });
+    text.info('forward', 'hidden at level 0');
+    text.notice('stop', 'shown');
+    expect(lines).toEqual(['[gsup] shown\n']);
+    lines.length = 0;
+    const json = new Logger({ verbosity: 1, format: 'json', write: (line) => lines.push(line) });
+    json.info('forward', 'SIGHUP', { signal: 'SIGHUP' });
+    expect(JSON.parse(lines[0])).toMatchObject({ level: 'info', event: 'forward', message: 'SIGHUP', signal: 'SIGHUP' });
+    const quiet = new Logger({ verbosity: -1, write: (line) => lines.push(line) });
+    quiet.warn('x', 'no');
+    expect(lines).toHaveLength(1);
+  });
+
+  it('colour: TTY only, NO_COLOR off, FORCE_COLOR on', () => {
+    expect(colorWanted({}, true)).toBe(true);
+    expect(colorWanted({}, false)).toBe(false);
+    expect(colorWanted({ NO_COLOR: '1' }, true)).toBe(false);
+    expect(colorWanted({ FORCE_COLOR: '1' }, false)).toBe(true);
+    expect(colorWanted({ FORCE_COLOR: '0' }, true)).toBe(false);
+  });
+});

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/options/cli-options.js';
+import { parseDuration } from '../../src/options/duration.js';
+import { UsageError } from '../../src/options/errors.js';
+import { forwardableSignals, parseRewrite, parseSignal } from '../../src/options/signals.js';
+
+describe('parseDuration', () => {
+  it.each([
+    ['500ms', 500],
+    ['10s', 10_000],
+    ['2m', 120_000],
+    ['1.5s', 1500],
+    ['250', 250],
+    ['0', 0],
+  ])('%s is %i ms', (text, ms) => expect(parseDuration(text, '-t')).toBe(ms));
+
+  it.each(['10x', '-1', '', 's', '1h', '1 s5'])('rejects %j', (text) => {
+    expect(() => parseDuration(text, '--kill-timeout')).toThrow(UsageError);
+    expect(() => parseDuration(text, '--kill-timeout')).toThrow(`"${text}" for --kill-timeout`);
+  });
+});
+
+describe('signals', () => {
+  it('parses names, short names, numbers', () => {
+    expect(parseSignal('TERM', 'x')).toBe('SIGTERM');
+    expect(parseSignal('sigint', 'x')).toBe('SIGINT');
+    expect(parseSignal('15', 'x')).toBe('SIGTERM');
+    expect(parseSignal('0', 'x', true)).toBeNull();
+    expect(() => parseSignal('0', 'x')).toThrow(UsageError);
+    expect(() => parseSignal('FOO', 'x')).toThrow('invalid signal "FOO"');
+    expect(() => parseSignal('64', 'x')).toThrow(UsageError);
+  });
+
+  it('parses rewrites, 0 drops', () => {
+    expect(parseRewrite('TERM:INT')).toEqual(['SIGTERM', 'SIGINT']);
+    expect(parseRewrite('15:2')).toEqual(['SIGTERM', 'SIGINT']);
+    expect(parseRewrite('WINCH:0')).toEqual(['SIGWINCH', null]);
+    expect(() => parseRewrite('TERM')).toThrow(UsageError);
+    expect(() => parseRewrite('STOP:TERM')).toThrow('never received');
+  });
+
+  it('forwards every catchable signal 1-31 but KILL, STOP, CHLD', () => {
+    const signals = forwardableSignals();
+    expect(signals).toHaveLength(28);
+    expect(signals).not.toContain('SIGKILL');
+    expect(signals).not.toContain('SIGSTOP');
+    expect(signals).not.toContain('SIGCHLD');
+    expect(signals).toContain('SIGWINCH');
+    expect(signals).toContain('SIGTSTP');
+  });
+});
+
+describe('parseCommandLine', () => {
+  const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    const request = parseCommandLine(argv, env, '1.2.3', () => {});
+    if (request.kind !== 'run') throw new Error('expected a run');
+    return request.options;
+  };
+
+  it('has the spec defaults', () => {
+    expect(parse(['node', 'app.js'])).toEqual({
+      command: 'node',
+      args: ['app.js'],
+      killTimeout: 10_000,
+      stopDelay: 0,
+      target: 'group',
+      onExit: 'auto',
+      logFormat: 'text',
+      rewrite: new Map(),
+      successExit: [],
+      verbosity: 0,
+    });
+  });
+
+  it('stops at the command: its options are its own', () => {
+    expect(parse(['-t', '1s', 'node', '-e', '1', '-v'])).toMatchObject({ command: 'node', args: ['-e', '1', '-v'], killTimeout: 1000, verbosity: 0 });
+    expect(parse(['--', '-weird-name'])).toMatchObject({ command: '-weird-name', args: [] });
+  });
+
+  it('reads every variable, and a flag wins over it', () => {
+    const env = {
+      GSUP_KILL_TIMEOUT: '3s',
+      GSUP_TARGET: 'tree',
+      GSUP_REWRITE: 'TERM:INT,WINCH:0',
+      GSUP_STOP_DELAY: '2s',
+      GSUP_ON_EXIT: 'wait',
+      GSUP_SUCCESS_EXIT: '143, 3',
+      GSUP_VERBOSE: '2',
+      GSUP_LOG_FORMAT: 'json',
+    };
+    expect(parse(['x'], env)).toMatchObject({
+      killTimeout: 3000,
+      target: 'tree',
+      rewrite: new Map([
+        ['SIGTERM', 'SIGINT'],
+        ['SIGWINCH', null],
+      ]),
+      stopDelay: 2000,
+      onExit: 'wait',
+      successExit: [143, 3],
+      verbosity: 2,
+      logFormat: 'json',
+    });
+    expect(parse(['-t', '1s', '--target', 'child', '-r', 'HUP:USR1', '-e', '2', '-q', 'x'], env)).toMatchObject({
+      killTimeout: 1000,
+      target: 'child',
+      rewrite: new Map([['SIGHUP', 'SIGUSR1']]),
+      successExit: [2],
+      verbosity: -1,
+    });
+  });
+
+  it('counts -v', () => {
+    expect(parse(['-v', 'x']).verbosity).toBe(1);
+    expect(parse(['-vv', 'x']).verbosity).toBe(2);
+    expect(parse(['-v', '-v', '-v', 'x']).verbosity).toBe(2);
+  });
+
+  it('answers help and version without running anything', () => {
+    const out: string[] = [];
+    expect(parseCommandLine(['--version'], {}, '1.2.3', (text) => out.push(text))).toEqual({ kind: 'done' });
+    expect(out.join('')).toBe('1.2.3\n');
+  });
+});

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import type { CommandExit, SpawnFunction } from '../../src/engine/spawn.js';
+import { supervise } from '../../src/engine/supervisor.js';
+import type { SignalName } from '../../src/platform/index.js';
+import { FakePlatform } from '../helpers/fake-platform.js';
+
+// The engine with injected spawn and platform: no real process, no real signal.
+function setup() {
+  const platform = new FakePlatform();
+  platform.add({ pid: process.pid, ppid: 1, pgid: 1, sid: 1 });
+  let finish!: (exit: CommandExit) => void;
+  const exited = new Promise<CommandExit>((resolve) => (finish = resolve));
+  const spawn: SpawnFunction = () => {
+    platform.add({ pid: 500, ppid: process.pid }); // the command: group and session 500
+    platform.add({ pid: 501, ppid: 500, pgid: 500, sid: 500 }); // its app
+    return { pid: 500, exited, stdout: null, stderr: null };
+  };
+  // The command dies of the first stop signal it gets; so does the app.
+  platform.onSignal = (info, signal) => {
+    if (signal === 'SIGTERM' || signal === 'SIGINT' || signal === 'SIGKILL') {
+      platform.processes.delete(info.pid);
+      if (info.pid === 500) finish({ code: null, signal });
+    }
+  };
+  return { platform, spawn, finish };
+}
+
+describe('supervise (unit, injected spawn and platform)', () => {
+  it('forwards a signal to the command’s group with one kill(2)', async () => {
+    const { platform, spawn } = setup();
+    const handle = supervise('app', [], { platform, spawn });
+    handle.signal('SIGHUP');
+    const result = await handle.stop();
+    expect(platform.kills.filter((kill) => kill.signal === 'SIGHUP')).toEqual([{ pid: -500, signal: 'SIGHUP' }]);
+    expect(platform.kills.filter((kill) => kill.signal === 'SIGTERM')).toEqual([{ pid: -500, signal: 'SIGTERM' }]);
+    expect(result).toEqual({ exitCode: 143, code: null, signal: 'SIGTERM', killed: false });
+  });
+
+  it('--target tree signals each process by pid', async () => {
+    const { platform, spawn } = setup();
+    const handle = supervise('app', [], { platform, spawn, target: 'tree' });
+    handle.signal('SIGUSR1');
+    await handle.stop();
+    expect(platform.kills.filter((kill) => kill.signal === 'SIGUSR1').map((kill) => kill.pid).sort()).toEqual([500, 501]);
+  });
+
+  it('rewrites and drops before anything else', async () => {
+    const { platform, spawn } = setup();
+    const rewrite = new Map<SignalName, SignalName | null>([
+      ['SIGHUP', null],
+      ['SIGTERM', 'SIGINT'],
+    ]);
+    const handle = supervise('app', [], { platform, spawn, rewrite });
+    handle.signal('SIGHUP');
+    handle.signal('SIGTERM');
+    const result = await handle.exited;
+    expect(platform.kills.map((kill) => kill.signal)).toEqual(['SIGINT']);
+    expect(result.exitCode).toBe(130);
+  });
+
+  it('SIGKILLs what ignores the stop signal at the kill timeout', async () => {
+    const { platform, spawn, finish } = setup();
+    platform.onSignal = (info, signal) => {
+      if (signal !== 'SIGKILL') return;
+      platform.processes.delete(info.pid);
+      if (info.pid === 500) finish({ code: null, signal });
+    };
+    const handle = supervise('app', [], { platform, spawn, killTimeout: 50 });
+    const result = await handle.stop();
+    expect(result).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
+    expect(platform.kills.some((kill) => kill.pid === -500 && kill.signal === 'SIGKILL')).toBe(true);
+  });
+
+  it('job control: forwards, then suspends itself', async () => {
+    const { platform, spawn } = setup();
+    let suspended = 0;
+    const handle = supervise('app', [], { platform, spawn, suspendSelf: () => suspended++ });
+    handle.signal('SIGTSTP');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(platform.kills).toEqual([{ pid: -500, signal: 'SIGTSTP' }]);
+    expect(suspended).toBe(1);
+    await handle.stop();
+  });
+});
