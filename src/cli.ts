@@ -28,6 +28,7 @@ function run(options: CliOptions): Promise<number> {
     stopDelay: options.stopDelay,
     onExit: options.onExit,
     successExit: options.successExit,
+    subreaper: options.subreaper,
     logger,
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Logger, silentLogger } from '../log.js';
-import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../options/signals.js';
+import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalName } from '../options/signals.js';
 import { currentPlatform, type Platform, type SignalName } from '../platform/index.js';
 import type { EngineContext, Forwarded } from './context.js';
 import { exitStatus, spawnErrorMessage } from './exit-status.js';
@@ -31,6 +31,13 @@ export interface SuperviseOptions {
   logger?: Logger;
   platform?: Platform;
   spawn?: SpawnFunction;
+  /**
+   * Linux: set the child-subreaper bit so that orphans of the tree (daemons
+   * that double-fork) are reparented to this process, and reap them. Off by
+   * default in the library (it changes the host process); on in the CLI. As
+   * PID 1, orphans are always reaped.
+   */
+  subreaper?: boolean;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
 }
@@ -89,6 +96,11 @@ class Supervisor {
   private killed = false;
   private finished = false;
   private resolveExited!: (result: SupervisorResult) => void;
+  /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
+  private readonly reaping: boolean;
+  /** Set while gsup stays for daemons the command left (`auto`): their status becomes gsup's. */
+  private supervisingDaemons = false;
+  private daemonExit?: CommandExit;
   private readonly removeChildWatch: () => void;
 
   constructor(
@@ -112,6 +124,8 @@ class Supervisor {
       ownPgid: () => this.ownPgid(),
     };
 
+    // Before the spawn: an orphan made in the first millisecond must come to gsup too.
+    this.reaping = this.adoptOrphans();
     const spawned = (options.spawn ?? execaSpawn)(command, args, {
       detached: target === 'group',
       stdio: options.stdio ?? 'inherit',
@@ -123,7 +137,10 @@ class Supervisor {
     this.ready = spawned.pid === undefined ? Promise.resolve() : this.tree.setCommand(spawned.pid).then((info) => {
       this.commandPgid = info?.pgid;
     });
-    this.removeChildWatch = this.platform.watchChildren(() => this.wakeup.wake());
+    this.removeChildWatch = this.platform.watchChildren(() => {
+      this.reap();
+      this.wakeup.wake();
+    });
     this.commandExited = spawned.exited;
     const exited = new Promise<SupervisorResult>((resolve) => {
       this.resolveExited = resolve;
@@ -204,6 +221,7 @@ class Supervisor {
       if (this.stopSequence) return; // a stop signal came while we looked
       const action = onExitAction(policy, status, leftovers, this.commandPgid);
       if (action === 'exit') return this.finish();
+      this.supervisingDaemons = action === 'wait' && policy === 'auto';
       if (action === 'stop') {
         return this.runStop('SIGTERM', 0, `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es)`);
       }
@@ -214,6 +232,32 @@ class Supervisor {
       if (empty && !this.stopSequence) await this.finish();
     } catch (error) {
       this.fail(error);
+    }
+  }
+
+  private adoptOrphans(): boolean {
+    const pid1 = process.pid === 1;
+    if (!this.platform.adoptOrphans || (!pid1 && !this.options.subreaper)) return false;
+    const why = this.platform.adoptOrphans(!pid1);
+    if (why === undefined) return true;
+    this.logger.warn(
+      'no-reaping',
+      pid1
+        ? `as PID 1 gsup cannot reap orphaned zombies: ${why}`
+        : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
+      { reason: why },
+    );
+    return false;
+  }
+
+  /** Reap zombies reparented to gsup; never the command, whose status Node collects. */
+  private reap(): void {
+    if (!this.reaping || !this.platform.reapZombies) return;
+    const keep = new Set(this.commandExit || this.pid === undefined ? [] : [this.pid]);
+    for (const child of this.platform.reapZombies(keep)) {
+      const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
+      if (this.supervisingDaemons) this.daemonExit = exit;
+      this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
     }
   }
 
@@ -264,8 +308,10 @@ class Supervisor {
 
   private async finish(): Promise<void> {
     if (this.finished) return;
-    const exit = this.commandExit ?? (await this.commandExited);
+    const commandExit = this.commandExit ?? (await this.commandExited);
     if (this.finished) return;
+    // gsup stayed for the command's daemons: their status is what it reports.
+    const exit = this.daemonExit ?? commandExit;
     this.finished = true;
     this.abort.abort();
     this.removeChildWatch();

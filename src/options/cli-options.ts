@@ -18,6 +18,7 @@ export interface CliOptions {
   successExit: number[];
   verbosity: number;
   logFormat: LogFormat;
+  subreaper: boolean;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -61,6 +62,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   program.addOption(
     new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
   );
+  program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));
   program.addOption(new Option('-q, --quiet', 'log errors only'));
   option('--log-format <format>', 'text or json', 'GSUP_LOG_FORMAT', 'text');
@@ -83,6 +85,15 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], what: str
 function exitCode(text: string, what: string): number {
   if (/^\d+$/.test(text.trim()) && Number(text) <= 255) return Number(text);
   throw new UsageError(`invalid exit code "${text}" for ${what}: expected 0-255`);
+}
+
+/** A 0/1 variable that is on unless set to 0 (or false/no/off). */
+function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === '') return true;
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  throw new UsageError(`invalid value "${value}" for ${name}: expected 0 or 1`);
 }
 
 function list(text: string): string[] {
@@ -141,6 +152,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv, version
   }
 
   const options: Omit<CliOptions, 'command' | 'args'> = {
+    subreaper: flags.subreaper === false ? false : envSwitch(env, 'GSUP_SUBREAPER'),
     killTimeout: killTimeout ? parseDuration(...killTimeout) : 10_000,
     stopDelay: stopDelay ? parseDuration(...stopDelay) : 0,
     target: target ? oneOf(target[0], TARGET_MODES, target[1]) : 'group',

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { adoptOrphans, reapZombies } from './linux-native.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
@@ -70,4 +71,6 @@ export const linuxPlatform: Platform = {
   },
   kill: sendSignal,
   watchChildren: watchSigchld,
+  adoptOrphans,
+  reapZombies,
 };

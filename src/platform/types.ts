@@ -16,6 +16,14 @@ export interface ProcessInfo {
   startTime: number;
 }
 
+/** A zombie child gsup reaped, with how it ended. */
+export interface ReapedChild {
+  pid: number;
+  code: number | null;
+  /** Signal number it died of, or null. */
+  signal: number | null;
+}
+
 /** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
 export type SignalName = NodeJS.Signals;
 
@@ -41,6 +49,14 @@ export interface Platform {
    * wait for the tree can look again at once. Returns the unsubscribe.
    */
   watchChildren(listener: () => void): () => void;
+  /**
+   * Make orphans of the tree come to gsup: set the child-subreaper bit (when
+   * `subreaper`), and get ready to reap zombies. Returns why it cannot, or
+   * undefined when it works. Absent where orphans always go to PID 1.
+   */
+  adoptOrphans?(subreaper: boolean): string | undefined;
+  /** Reap gsup's zombie children, but never those in `keep` (Node's own). */
+  reapZombies?(keep: ReadonlySet<number>): ReapedChild[];
   /** Force-stop a whole tree where signals are not available (Windows). */
   killTree?(pid: number): Promise<void>;
 }

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { related } from './proc.js';
+import { allProcs, related } from './proc.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const GSUP = join(ROOT, 'bin/gsup.js');
@@ -15,6 +15,13 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  stdin?: string;
+  cwd?: string;
+  namespaced?: boolean;
+}
+
 /** One process under test (usually gsup) with its output read line by line. */
 export class Run {
   readonly child: ChildProcess;
@@ -24,7 +31,11 @@ export class Run {
   private listeners = new Set<() => void>();
   exit?: Exit;
 
-  constructor(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: string; cwd?: string } = {}) {
+  /** Pids printed by fixtures are of another PID namespace: never use them from here. */
+  readonly namespaced: boolean;
+
+  constructor(command: string, args: string[], options: RunOptions = {}) {
+    this.namespaced = options.namespaced ?? false;
     this.child = spawn(command, args, {
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1', ...options.env },
@@ -136,12 +147,33 @@ const runs = new Set<Run>();
 const fixturePids = new Set<number>();
 
 /** Starts gsup with these arguments. */
-export function gsup(args: string[], options?: { env?: NodeJS.ProcessEnv; stdin?: string; cwd?: string }): Run {
+export function gsup(args: string[], options?: RunOptions): Run {
   return new Run(process.execPath, [GSUP, ...args], options);
+}
+
+/** Whether this machine lets us make a PID namespace (`unshare --pid --fork --mount-proc`). */
+export const unshareWorks: boolean = (() => {
+  try {
+    execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** gsup as PID 1 of a new PID namespace, the way a container runs it. */
+export function gsupAsPid1(args: string[], options: RunOptions = {}): Run {
+  return new Run('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, GSUP, ...args], { ...options, namespaced: true });
+}
+
+/** The pid, seen from here, of gsup running as PID 1 under `unshare` (unshare's child). */
+export function hostPidOfPid1(run: Run): number | undefined {
+  return allProcs().find((proc) => proc.ppid === run.pid)?.pid;
 }
 
 /** Every pid a run's fixtures announced (`ready (pid: N ...)`). */
 function announcedPids(run: Run): number[] {
+  if (run.namespaced) return [];
   return run.stdout.flatMap((line) => {
     const match = /^ready \(pid: (\d+)/.exec(line);
     return match ? [Number(match[1])] : [];

@@ -69,6 +69,7 @@ describe('parseCommandLine', () => {
       rewrite: new Map(),
       successExit: [],
       verbosity: 0,
+      subreaper: true,
     });
   });
 
@@ -108,6 +109,13 @@ describe('parseCommandLine', () => {
       successExit: [2],
       verbosity: -1,
     });
+  });
+
+  it('--no-subreaper and GSUP_SUBREAPER=0 turn the subreaper off', () => {
+    expect(parse(['--no-subreaper', 'x']).subreaper).toBe(false);
+    expect(parse(['x'], { GSUP_SUBREAPER: '0' }).subreaper).toBe(false);
+    expect(parse(['x'], { GSUP_SUBREAPER: '1' }).subreaper).toBe(true);
+    expect(() => parse(['x'], { GSUP_SUBREAPER: 'maybe' })).toThrow('invalid value "maybe" for GSUP_SUBREAPER');
   });
 
   it('counts -v', () => {

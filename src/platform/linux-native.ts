@@ -1,0 +1,107 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { ReapedChild } from './types.js';
+
+// prctl(2) and waitpid(2) through koffi: Node has neither, and a compiled
+// addon would need a compiler in the image. koffi ships prebuilt binaries.
+const PR_SET_CHILD_SUBREAPER = 36;
+const WNOHANG = 1;
+
+interface Libc {
+  prctl: (option: number, arg2: number, arg3: number, arg4: number, arg5: number) => number;
+  waitpid: (pid: number, status: number[], options: number) => number;
+  errno: () => number;
+}
+
+let libc: Libc | undefined;
+let failure: string | undefined;
+
+// glibc by name; null (the symbols already loaded into node) covers musl and the rest.
+const LIBC_NAMES = ['libc.so.6', null];
+
+/** libc through koffi, or undefined with the reason in `nativeFailure()`. Loaded on first use. */
+function load(): Libc | undefined {
+  if (libc || failure !== undefined) return libc;
+  if (process.env.GSUP_FFI === '0') {
+    failure = 'GSUP_FFI=0';
+    return undefined;
+  }
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+    let library: ReturnType<typeof koffi.load> | undefined;
+    let lastError: unknown;
+    for (const name of LIBC_NAMES) {
+      try {
+        library = koffi.load(name);
+        break;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    if (!library) throw lastError;
+    libc = {
+      prctl: library.func('int prctl(int, unsigned long, unsigned long, unsigned long, unsigned long)'),
+      waitpid: library.func('int waitpid(int, _Out_ int *, int)'),
+      errno: () => koffi.errno(),
+    };
+  } catch (error) {
+    failure = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  }
+  return libc;
+}
+
+/**
+ * Gets ready to reap, and with `subreaper` sets PR_SET_CHILD_SUBREAPER so that
+ * orphans of the tree are reparented to gsup, not to PID 1. Returns why not.
+ */
+export function adoptOrphans(subreaper: boolean): string | undefined {
+  const native = load();
+  if (!native) return `koffi could not be loaded (${failure})`;
+  if (subreaper && native.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) !== 0) return `prctl(PR_SET_CHILD_SUBREAPER) failed (errno ${native.errno()})`;
+  return undefined;
+}
+
+
+/** Every child of this process (any thread's), from /proc/self/task/TID/children. */
+function ownChildren(): number[] {
+  const pids: number[] = [];
+  for (const task of readdirSync('/proc/self/task')) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/self/task/${task}/children`, 'latin1');
+    } catch {
+      continue;
+    }
+    for (const pid of text.split(' ')) if (pid) pids.push(Number(pid));
+  }
+  return pids;
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return text[text.lastIndexOf(')') + 2] === 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reaps the zombie children of gsup that Node did not spawn (orphans
+ * reparented to gsup as PID 1 or subreaper). Each by pid, never
+ * waitpid(-1): Node/libuv must still get the exit status of the command.
+ */
+export function reapZombies(keep: ReadonlySet<number>): ReapedChild[] {
+  const native = load();
+  if (!native) return [];
+  const reaped: ReapedChild[] = [];
+  const status = [0];
+  for (const pid of ownChildren()) {
+    if (keep.has(pid) || !isZombie(pid)) continue;
+    if (native.waitpid(pid, status, WNOHANG) !== pid) continue;
+    const raw = status[0];
+    const signal = raw & 0x7f;
+    reaped.push(signal === 0 ? { pid, code: (raw >> 8) & 0xff, signal: null } : { pid, code: null, signal });
+  }
+  return reaped;
+}

@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Run, fixture, gsup, killEverything, tempDir } from '../helpers/gsup.js';
+import { isAlive, readProc } from '../helpers/proc.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  killEverything();
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function marker(): string {
+  const dir = tempDir();
+  cleanups.push(dir.remove);
+  return join(dir.path, 'clean-exit');
+}
+
+const DAEMONIZE = fixture('daemonize.js');
+
+describe('subreaper (Linux, not PID 1)', () => {
+  it('keeps a double-forked daemon in the tree: it gets SIGTERM once and gsup waits for it', async () => {
+    const done = marker();
+    const run = gsup(['--', 'node', DAEMONIZE, '--', '--cleanup', '300', '--marker', done]);
+    const daemon = await run.ready('daemon');
+    await run.ready('daemonize');
+    expect(readProc(daemon)?.ppid).toBe(run.pid); // reparented to gsup, not to PID 1
+    expect(readProc(daemon)?.sid).toBe(daemon); // in a session of its own
+    run.signal('SIGTERM');
+    const exit = await run.finished();
+    expect(existsSync(done)).toBe(true);
+    expect(exit.code).toBe(0);
+    expect(run.count(/^signal: SIGTERM .*daemon\)/)).toBe(1);
+    expect(isAlive(daemon)).toBe(false);
+  });
+
+  it('SIGKILLs a daemon that ignores SIGTERM at the timeout, and names it', async () => {
+    const run = gsup(['-t', '1s', '--', 'node', DAEMONIZE, '--', '--ignore-stop']);
+    const daemon = await run.ready('daemon');
+    await run.ready('daemonize');
+    run.signal('SIGTERM');
+    await run.finished();
+    expect(run.count(/^signal: SIGTERM .*daemon\)/)).toBe(1);
+    expect(run.stderr.join('\n')).toMatch(new RegExp(`1 killed: ${daemon} \\(\\S*node .*printer\\.js --label daemon --ignore-stop\\)`));
+    expect(isAlive(daemon)).toBe(false);
+  });
+
+  it.each([
+    [['--no-subreaper'], {}],
+    [[], { GSUP_SUBREAPER: '0' }],
+  ])('%j %j: the daemon goes to PID 1 instead', async (args, env) => {
+    const run = gsup([...args, '--', 'node', DAEMONIZE], { env });
+    const daemon = await run.ready('daemon');
+    await run.ready('daemonize');
+    expect(readProc(daemon)?.ppid).not.toBe(run.pid);
+  });
+});
+
+describe('processes that left the process group', () => {
+  it('each escaped group gets a forwarded signal once, never twice', async () => {
+    // The spawner stays in the command's group; its child runs setsid.
+    const run = gsup(['-v', '--', 'node', fixture('spawner.js'), '--setsid']);
+    const child = await run.ready('child0');
+    const spawner = await run.ready('spawner');
+    expect(readProc(child)?.pgid).toBe(child);
+    run.signal('SIGUSR2');
+    await run.waitForLine(/^signal: SIGUSR2 .*child0/);
+    await run.waitForLine(/^signal: SIGUSR2 .*spawner/);
+    const forward = await run.waitForLine(/\] SIGUSR2 → (.*)$/, { stream: 'stderr' });
+    expect(forward[1].split(', ').sort()).toEqual([`group ${child} (1)`, `group ${spawner} (1)`].sort());
+    run.signal('SIGTERM');
+    await run.finished();
+    expect(run.count(/^signal: SIGUSR2 .*child0/)).toBe(1);
+    expect(run.count(/^signal: SIGUSR2 .*spawner/)).toBe(1);
+    expect(run.count(/^signal: SIGTERM .*child0/)).toBe(1);
+    expect(isAlive(child)).toBe(false);
+  });
+});
+
+describe('--on-exit auto with daemons', () => {
+  it('exit 0 leaving only daemons: gsup stays, forwards to them, exits with their status', async () => {
+    const run = gsup(['--', 'node', DAEMONIZE, '--then', 'exit:0']);
+    const daemon = await run.ready('daemon');
+    await run.waitForLine(/waiting for 1 remaining process/, { stream: 'stderr' });
+    run.signal('SIGUSR1');
+    await run.waitForLine(/^signal: SIGUSR1 .*daemon\)/);
+    // The daemon dies of SIGKILL behind gsup's back: gsup reaps it and says so.
+    process.kill(daemon, 'SIGKILL');
+    const exit = await run.finished();
+    expect(exit.code).toBe(137);
+    expect(run.count(/^signal: SIGUSR1 .*daemon\)/)).toBe(1);
+  });
+
+  it('exit 0 leaving only daemons, then SIGTERM: they get it once, gsup exits 0', async () => {
+    const run = gsup(['--', 'node', DAEMONIZE, '--then', 'exit:0', '--', '--cleanup', '200']);
+    await run.ready('daemon');
+    await run.waitForLine(/waiting for 1 remaining process/, { stream: 'stderr' });
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^signal: SIGTERM .*daemon\)/)).toBe(1);
+    expect(run.count(/^clean exit .*daemon\)/)).toBe(1);
+  });
+
+  it('non-zero exit: the daemons are stopped, and the command’s status wins', async () => {
+    const run = gsup(['--', 'node', DAEMONIZE, '--then', 'exit:3']);
+    const daemon = await run.ready('daemon');
+    expect((await run.finished()).code).toBe(3);
+    expect(run.count(/^signal: SIGTERM .*daemon\)/)).toBe(1);
+    expect(isAlive(daemon)).toBe(false);
+  });
+});
+
+describe('foreign processes', () => {
+  it.each(['child', 'group', 'tree'])('--target %s: a process that shares gsup’s own group but is not its own is never signalled', async (target) => {
+    // Both are children of this test worker, so both are in its process group.
+    const foreign = new Run(process.execPath, [fixture('printer.js'), '--label', 'foreign']);
+    await foreign.ready('foreign');
+    const run = gsup(['--target', target, '--', 'node', fixture('printer.js')]);
+    await run.ready();
+    expect(readProc(foreign.pid)?.pgid).toBe(readProc(run.pid)?.pgid);
+    run.signal('SIGUSR1');
+    await run.waitForLine(/^signal: SIGUSR1 /);
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(foreign.stdout.filter((line) => line.startsWith('signal:'))).toEqual([]);
+    expect(isAlive(foreign.pid)).toBe(true);
+  });
+});
