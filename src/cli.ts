@@ -29,6 +29,7 @@ function run(options: CliOptions): Promise<number> {
     onExit: options.onExit,
     successExit: options.successExit,
     subreaper: options.subreaper,
+    pm2: options.pm2,
     logger,
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),

@@ -13,10 +13,11 @@ export interface EngineContext {
   /** Look at the tree (logging what changed at -v). */
   scan(): Promise<TreeSnapshot>;
   /**
-   * Send a signal to the target, once per process (only to `only`, if given);
-   * returns the snapshot it used and the pids it reached.
+   * Send a signal to the target, once per process; returns the snapshot it
+   * used and the pids it reached. `only`: to these pids alone. `stop`: this
+   * is the stop signal (pm2 God daemons are stopped with `pm2 kill`).
    */
-  forward(signal: SignalName, only?: ReadonlySet<number>): Promise<Forwarded>;
+  forward(signal: SignalName, options?: { only?: ReadonlySet<number>; stop?: boolean }): Promise<Forwarded>;
   /** The command's pid (undefined if it could not be started). */
   commandPid: number | undefined;
   /** The process group gsup runs in (never signalled as a group). */

@@ -61,7 +61,7 @@ export class StopSequence {
       for (const info of snapshot.alive) seen.add(info.pid);
     };
     this.forwarded = true;
-    const first = await this.context.forward(signal);
+    const first = await this.context.forward(signal, { stop: true });
     remember(first.snapshot);
     // With `--target child`, the processes the child leaves behind never got
     // the stop signal: once the child is gone, they get it (once) too.
@@ -71,7 +71,7 @@ export class StopSequence {
       if (missed.size === 0 || snapshot.alive.some((info) => info.pid === this.context.commandPid)) return;
       const only = new Set(snapshot.alive.map((info) => info.pid).filter((pid) => missed.has(pid)));
       missed = new Set();
-      if (only.size > 0) void this.context.forward(signal, only);
+      if (only.size > 0) void this.context.forward(signal, { only, stop: true });
     };
 
     const deadline = Date.now() + this.killTimeoutMs;

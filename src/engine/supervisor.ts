@@ -7,7 +7,9 @@ import { exitStatus, spawnErrorMessage } from './exit-status.js';
 import { onExitAction, type OnExitPolicy } from './on-exit.js';
 import { execaSpawn, type CommandExit, type SpawnFunction } from './spawn.js';
 import { StopSequence } from './stop.js';
-import { describeTargets, reachedPids, restrictTargets, targetSelector, type TargetMode, type TargetSelector } from './targets.js';
+import { Relayers } from './relayers.js';
+import { describeTargets, reachedPids, restrictTargets, targetSelector, type Target, type TargetMode, type TargetSelector } from './targets.js';
+import { Pm2Supervision, type Pm2Manager } from './pm2.js';
 import { ProcessTree, type TreeSnapshot } from './tree.js';
 import { waitForEmptyTree } from './wait-empty.js';
 import { Wakeup } from './wakeup.js';
@@ -38,6 +40,8 @@ export interface SuperviseOptions {
    * PID 1, orphans are always reaped.
    */
   subreaper?: boolean;
+  /** Look for pm2 God daemons and pm2-runtime, and route signals and stops through pm2 (true). */
+  pm2?: boolean;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
 }
@@ -101,6 +105,10 @@ class Supervisor {
   /** Set while gsup stays for daemons the command left (`auto`): their status becomes gsup's. */
   private supervisingDaemons = false;
   private daemonExit?: CommandExit;
+  /** Children Node spawned (the command, `pm2 kill`): libuv reaps them, gsup never does. */
+  private readonly nodeChildren = new Set<number>();
+  private pm2?: Pm2Supervision;
+  private readonly relayers: Relayers;
   private readonly removeChildWatch: () => void;
 
   constructor(
@@ -111,6 +119,7 @@ class Supervisor {
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.tree = new ProcessTree(this.platform);
+    this.relayers = new Relayers(this.platform);
     const target = options.target ?? 'group';
     this.context = {
       platform: this.platform,
@@ -119,7 +128,7 @@ class Supervisor {
       wakeup: this.wakeup,
       abort: this.abort.signal,
       scan: () => this.scan(),
-      forward: (signal, only) => this.forward(signal, only),
+      forward: (signal, options) => this.forward(signal, options),
       commandPid: undefined,
       ownPgid: () => this.ownPgid(),
     };
@@ -134,6 +143,11 @@ class Supervisor {
     });
     this.pid = spawned.pid;
     this.context.commandPid = spawned.pid;
+    if (spawned.pid !== undefined) this.nodeChildren.add(spawned.pid);
+    if (options.pm2 ?? true) {
+      const ownStart = this.platform.processInfo(process.pid).then((info) => info?.startTime ?? 0);
+      this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, options.cwd ?? process.cwd());
+    }
     this.ready = spawned.pid === undefined ? Promise.resolve() : this.tree.setCommand(spawned.pid).then((info) => {
       this.commandPgid = info?.pgid;
     });
@@ -209,6 +223,7 @@ class Supervisor {
 
   private async onCommandExit(exit: CommandExit): Promise<void> {
     this.commandExit = exit;
+    if (this.pid !== undefined) this.nodeChildren.delete(this.pid);
     this.wakeup.wake();
     if (exit.errorCode !== undefined) return this.finish();
     const status = exitStatus(exit);
@@ -217,7 +232,9 @@ class Supervisor {
 
     try {
       const policy = this.options.onExit ?? 'auto';
-      const leftovers = policy === 'exit' ? [] : (await this.scan()).alive;
+      let leftovers = policy === 'exit' ? [] : (await this.scan()).alive;
+      // A God daemon that `pm2 start` left may only be known by its pid file (no subreaper): adopt it now.
+      if (policy !== 'exit' && this.pm2 && (await this.pm2.find(await this.scan())).length > 0) leftovers = (await this.scan()).alive;
       if (this.stopSequence) return; // a stop signal came while we looked
       const action = onExitAction(policy, status, leftovers, this.commandPgid);
       if (action === 'exit') return this.finish();
@@ -253,8 +270,7 @@ class Supervisor {
   /** Reap zombies reparented to gsup; never the command, whose status Node collects. */
   private reap(): void {
     if (!this.reaping || !this.platform.reapZombies) return;
-    const keep = new Set(this.commandExit || this.pid === undefined ? [] : [this.pid]);
-    for (const child of this.platform.reapZombies(keep)) {
+    for (const child of this.platform.reapZombies(this.nodeChildren)) {
       const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
       if (this.supervisingDaemons) this.daemonExit = exit;
       this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
@@ -279,19 +295,42 @@ class Supervisor {
     return snapshot;
   }
 
-  private async forward(signal: SignalName, only?: ReadonlySet<number>): Promise<Forwarded> {
+  private async forward(signal: SignalName, { only, stop = false }: { only?: ReadonlySet<number>; stop?: boolean } = {}): Promise<Forwarded> {
     const selector = await this.selector();
     const snapshot = await this.scan();
-    const selected = selector.select(snapshot, this.pid);
-    const targets = only ? restrictTargets(selected, only) : selected;
+    let targets = selector.select(snapshot, this.pid);
+    let pm2Kill: Pm2Manager[] = [];
+    const reached = new Set<number>();
+    if (this.pm2) {
+      const route = this.pm2.route(targets, snapshot, await this.pm2.find(snapshot), signal, stop);
+      targets = route.targets;
+      pm2Kill = route.pm2Kill.filter((manager) => !only || only.has(manager.info.pid));
+      if (pm2Kill.length > 0) for (const pid of route.managed) reached.add(pid);
+    }
+    if (only) targets = restrictTargets(targets, only);
+    const relayers = this.relayers.find([...reachedPids(targets)].map((pid) => snapshot.alive.find((info) => info.pid === pid)!), signal);
+    if (relayers.length > 0) {
+      await this.relayers.signalFirst(relayers, signal);
+      const first = new Set(relayers.map((info) => info.pid));
+      targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !first.has(pid))));
+      targets.unshift(...relayers.map((process): Target => ({ kind: 'process', process })));
+    }
     for (const target of targets) {
+      if (target.kind === 'process' && relayers.includes(target.process)) continue; // signalled first, above
       this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
     }
-    this.logger.info('forward', targets.length > 0 ? `${signal} → ${describeTargets(targets)}` : `${signal}: no process to forward to`, {
+    for (const manager of pm2Kill) this.spawnPm2Kill(manager);
+    if (targets.length > 0 || pm2Kill.length === 0) this.logger.info('forward', targets.length > 0 ? `${signal} → ${describeTargets(targets)}` : `${signal}: no process to forward to`, {
       signal,
       targets: targets.map((target) => (target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid })),
     });
-    return { snapshot, reached: reachedPids(targets) };
+    for (const pid of reachedPids(targets)) reached.add(pid);
+    return { snapshot, reached };
+  }
+
+  private spawnPm2Kill(manager: Pm2Manager): void {
+    const pid = this.pm2!.kill(manager, () => this.nodeChildren.delete(pid!));
+    if (pid !== undefined) this.nodeChildren.add(pid);
   }
 
   private async selector(): Promise<TargetSelector> {

@@ -19,6 +19,7 @@ export interface CliOptions {
   verbosity: number;
   logFormat: LogFormat;
   subreaper: boolean;
+  pm2: boolean;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -63,6 +64,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
     new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
   );
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
+  program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
   program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));
   program.addOption(new Option('-q, --quiet', 'log errors only'));
   option('--log-format <format>', 'text or json', 'GSUP_LOG_FORMAT', 'text');
@@ -153,6 +155,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv, version
 
   const options: Omit<CliOptions, 'command' | 'args'> = {
     subreaper: flags.subreaper === false ? false : envSwitch(env, 'GSUP_SUBREAPER'),
+    pm2: flags.pm2 === false ? false : envSwitch(env, 'GSUP_PM2'),
     killTimeout: killTimeout ? parseDuration(...killTimeout) : 10_000,
     stopDelay: stopDelay ? parseDuration(...stopDelay) : 0,
     target: target ? oneOf(target[0], TARGET_MODES, target[1]) : 'group',

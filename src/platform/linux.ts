@@ -1,4 +1,5 @@
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { adoptOrphans, reapZombies } from './linux-native.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
@@ -28,6 +29,7 @@ function readSmallFile(path: string): string | undefined {
 export function parseStat(pid: number, text: string): ProcessInfo | undefined {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
+  const name = text.slice(text.indexOf('(') + 1, close);
   const fields = text.slice(close + 2).split(' ');
   // fields[0] is field 3 of proc(5): state, ppid, pgrp, session, ..., starttime (22)
   return {
@@ -37,6 +39,7 @@ export function parseStat(pid: number, text: string): ProcessInfo | undefined {
     pgid: Number(fields[2]),
     sid: Number(fields[3]),
     startTime: Number(fields[19]),
+    name,
   };
 }
 
@@ -68,6 +71,23 @@ export const linuxPlatform: Platform = {
     const stat = readSmallFile(`/proc/${pid}/stat`);
     const name = stat?.match(/\((.*)\)/)?.[1];
     return name ? `[${name}]` : '';
+  },
+  signalPending(pid, signal) {
+    const text = readSmallFile(`/proc/${pid}/status`);
+    if (!text) return false;
+    const bit = 1n << BigInt(constants.signals[signal] - 1);
+    for (const field of ['SigPnd:', 'ShdPnd:']) {
+      const start = text.indexOf(field);
+      if (start >= 0 && (BigInt(`0x${text.slice(start + field.length, text.indexOf('\n', start)).trim()}`) & bit) !== 0n) return true;
+    }
+    return false;
+  },
+  ownerMatches(pid) {
+    try {
+      return statSync(`/proc/${pid}`).uid === process.getuid!();
+    } catch {
+      return false;
+    }
   },
   kill: sendSignal,
   watchChildren: watchSigchld,

@@ -26,6 +26,7 @@ export function parsePsLine(line: string): ProcessInfo | undefined {
     sid: -1, // not portable in ps; the engine does not need it here
     state: match[4][0],
     startTime: Number.isNaN(started) ? 0 : started,
+    name: '',
   };
 }
 

@@ -14,6 +14,8 @@ export interface ProcessInfo {
    * one process: a reused pid has another start time.
    */
   startTime: number;
+  /** The executable's short name (`comm`), which changes on exec; '' where unknown. */
+  name: string;
 }
 
 /** A zombie child gsup reaped, with how it ended. */
@@ -57,6 +59,10 @@ export interface Platform {
   adoptOrphans?(subreaper: boolean): string | undefined;
   /** Reap gsup's zombie children, but never those in `keep` (Node's own). */
   reapZombies?(keep: ReadonlySet<number>): ReapedChild[];
+  /** Is `signal` still pending for `pid` (its handler has not run yet)? Absent where unknown. */
+  signalPending?(pid: number, signal: SignalName): boolean;
+  /** Does this pid belong to the user gsup runs as? (Absent: not checked.) */
+  ownerMatches?(pid: number): boolean;
   /** Force-stop a whole tree where signals are not available (Windows). */
   killTree?(pid: number): Promise<void>;
 }

@@ -10,7 +10,7 @@ export const windowsPlatform: Platform = {
   canSignal: false,
   async listProcesses() {
     const rows = (await pidtree(-1, { advanced: true })) as Array<{ ppid: number; pid: number }>;
-    return rows.map(({ pid, ppid }): ProcessInfo => ({ pid, ppid, pgid: pid, sid: -1, state: 'R', startTime: 0 }));
+    return rows.map(({ pid, ppid }): ProcessInfo => ({ pid, ppid, pgid: pid, sid: -1, state: 'R', startTime: 0, name: '' }));
   },
   async processInfo(pid) {
     return (await this.listProcesses()).find((info) => info.pid === pid);

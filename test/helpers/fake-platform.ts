@@ -12,7 +12,7 @@ export class FakePlatform implements Platform {
   };
 
   add(info: Partial<ProcessInfo> & { pid: number; ppid: number }): ProcessInfo {
-    const full: ProcessInfo = { pgid: info.pid, sid: info.pid, state: 'S', startTime: 1000 + info.pid, ...info };
+    const full: ProcessInfo = { pgid: info.pid, sid: info.pid, state: 'S', startTime: 1000 + info.pid, name: 'fake', ...info };
     this.processes.set(full.pid, full);
     return full;
   }

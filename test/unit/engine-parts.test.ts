@@ -27,7 +27,7 @@ describe('exitStatus', () => {
 });
 
 describe('onExitAction', () => {
-  const left = (pgid: number) => [{ pid: 5, ppid: 1, pgid, sid: pgid, state: 'S', startTime: 1 }];
+  const left = (pgid: number) => [{ pid: 5, ppid: 1, pgid, sid: pgid, state: 'S', startTime: 1, name: 'x' }];
   it('auto: stops what is left in the group, waits for daemons after exit 0', () => {
     expect(onExitAction('auto', 0, [], 10)).toBe('exit');
     expect(onExitAction('auto', 0, left(10), 10)).toBe('stop');
@@ -56,7 +56,7 @@ describe('ProcessTree', () => {
     expect(snapshot.members.map((info) => info.pid).sort()).toEqual([200, 201]);
 
     // 201 dies and its pid is reused by someone else: not ours.
-    platform.processes.set(201, { pid: 201, ppid: 1, pgid: 201, sid: 201, state: 'S', startTime: 99_999 });
+    platform.processes.set(201, { pid: 201, ppid: 1, pgid: 201, sid: 201, state: 'S', startTime: 99_999, name: 'x' });
     snapshot = await tree.scan();
     expect(snapshot.members.map((info) => info.pid)).toEqual([200]);
     expect(snapshot.left).toContain(201);

@@ -70,6 +70,7 @@ describe('parseCommandLine', () => {
       successExit: [],
       verbosity: 0,
       subreaper: true,
+      pm2: true,
     });
   });
 
@@ -116,6 +117,12 @@ describe('parseCommandLine', () => {
     expect(parse(['x'], { GSUP_SUBREAPER: '0' }).subreaper).toBe(false);
     expect(parse(['x'], { GSUP_SUBREAPER: '1' }).subreaper).toBe(true);
     expect(() => parse(['x'], { GSUP_SUBREAPER: 'maybe' })).toThrow('invalid value "maybe" for GSUP_SUBREAPER');
+  });
+
+  it('--no-pm2 and GSUP_PM2=0 turn pm2 support off', () => {
+    expect(parse(['--no-pm2', 'x']).pm2).toBe(false);
+    expect(parse(['x'], { GSUP_PM2: '0' }).pm2).toBe(false);
+    expect(parse(['x']).pm2).toBe(true);
   });
 
   it('counts -v', () => {

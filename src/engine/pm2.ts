@@ -1,0 +1,248 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import type { Logger } from '../log.js';
+import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
+import { restrictTargets, type Target } from './targets.js';
+import type { ProcessTree, TreeSnapshot } from './tree.js';
+
+/**
+ * A process that runs pm2's God: the daemon `pm2 start` leaves behind, or a
+ * `pm2-runtime` in the foreground. It and its apps share a process group; a
+ * signal to that group reaches each app twice (from the kernel, then from
+ * pm2), and pm2 restarts an app signalled behind its back. So signals go to
+ * the manager alone, and a stop goes through pm2 itself.
+ */
+export interface Pm2Manager {
+  info: ProcessInfo;
+  kind: 'daemon' | 'runtime';
+  home: string;
+}
+
+const GOD_TITLE = /^PM2 v[\w.-]+: God Daemon \((.*)\)$/;
+const RUNTIME = /(^|[/\s])(pm2-runtime|pm2-docker)(\s|$)/;
+
+export class Pm2Supervision {
+  private readonly warned = new Set<string>();
+  private readonly known = new Map<number, Pm2Manager>();
+  private readonly cli: string | undefined;
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly tree: ProcessTree,
+    private readonly logger: Logger,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly ownStartTime: Promise<number>,
+    command: string,
+    cwd: string,
+  ) {
+    this.cli = findPm2Cli(command, env, cwd);
+  }
+
+  /**
+   * The pm2 managers of the tree: found through `$PM2_HOME/pm2.pid` (adopted
+   * only if they started after gsup did) or among gsup's children and the
+   * session leaders of the tree (where a God daemon lands after `pm2 start`).
+   */
+  async find(snapshot: TreeSnapshot): Promise<Pm2Manager[]> {
+    const found = new Map<number, Pm2Manager>();
+    const members = new Map(snapshot.alive.map((info) => [info.pid, info]));
+    for (const info of snapshot.alive) {
+      const cached = this.known.get(info.pid);
+      if (cached && cached.info.startTime === info.startTime) {
+        found.set(info.pid, cached);
+        continue;
+      }
+      if (info.ppid !== process.pid && info.sid !== info.pid) continue;
+      const manager = this.classify(info, this.homeFromEnv());
+      if (manager) found.set(info.pid, manager);
+    }
+    const fromFile = await this.fromPidFile(members);
+    if (fromFile && !found.has(fromFile.info.pid)) found.set(fromFile.info.pid, fromFile);
+    for (const manager of found.values()) {
+      if (!this.known.has(manager.info.pid)) {
+        this.logger.info('pm2-found', `pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid} (PM2_HOME ${manager.home})`, {
+          pid: manager.info.pid,
+          kind: manager.kind,
+          home: manager.home,
+        });
+      }
+      this.known.set(manager.info.pid, manager);
+    }
+    return [...found.values()];
+  }
+
+  private homeFromEnv(): string {
+    return this.env.PM2_HOME || join(this.env.HOME || homedir(), '.pm2');
+  }
+
+  private classify(info: ProcessInfo, fallbackHome: string): Pm2Manager | undefined {
+    const commandLine = this.platform.commandLine(info.pid);
+    const god = GOD_TITLE.exec(commandLine);
+    if (god) return { info, kind: 'daemon', home: god[1] };
+    if (RUNTIME.test(commandLine)) return { info, kind: 'runtime', home: fallbackHome };
+    return undefined;
+  }
+
+  private async fromPidFile(members: Map<number, ProcessInfo>): Promise<Pm2Manager | undefined> {
+    const home = this.homeFromEnv();
+    let pid: number;
+    try {
+      pid = Number(readFileSync(join(home, 'pm2.pid'), 'utf8').trim());
+    } catch {
+      return undefined;
+    }
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    const member = members.get(pid);
+    if (member) return this.classify(member, home);
+    const info = await this.platform.processInfo(pid);
+    if (!isAlive(info)) return undefined;
+    const manager = this.classify(info, home);
+    if (!manager) return undefined;
+    const key = `${pid}:${info.startTime}`;
+    // An older daemon is shared with other work: never adopted, never signalled.
+    const foreign = info.startTime < (await this.ownStartTime) || (this.platform.ownerMatches && !this.platform.ownerMatches(pid));
+    if (foreign) {
+      if (!this.warned.has(key)) {
+        this.warned.add(key);
+        this.logger.warn('pm2-not-adopted', `pm2 God daemon ${pid} (PM2_HOME ${home}) was running before gsup started: not adopted, never signalled`, {
+          pid,
+          home,
+        });
+      }
+      return undefined;
+    }
+    this.tree.adopt(info);
+    return manager;
+  }
+
+  /**
+   * Adjusts a forward for pm2: the processes a manager runs are left to it;
+   * the manager alone gets the signal, except that a stop of a God daemon is
+   * `pm2 kill` (apps in parallel, each once, none restarted).
+   */
+  route(targets: Target[], snapshot: TreeSnapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
+    if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set() };
+    const managed = new Set<number>();
+    const children = new Map<number, ProcessInfo[]>();
+    for (const info of snapshot.members) {
+      const list = children.get(info.ppid);
+      if (list) list.push(info);
+      else children.set(info.ppid, [info]);
+    }
+    const queue = managers.map((manager) => manager.info);
+    while (queue.length > 0) {
+      const info = queue.pop()!;
+      if (managed.has(info.pid)) continue;
+      managed.add(info.pid);
+      queue.push(...(children.get(info.pid) ?? []));
+    }
+    const others = new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !managed.has(pid)));
+    const routed = restrictTargets(targets, others);
+    const pm2Kill: Pm2Manager[] = [];
+    for (const manager of managers) {
+      if (stop && manager.kind === 'daemon' && this.cli) pm2Kill.push(manager);
+      else routed.push({ kind: 'process', process: manager.info });
+    }
+    if (stop && !this.cli && managers.some((manager) => manager.kind === 'daemon')) {
+      this.warnOnce('pm2-cli-missing', `pm2 CLI not found: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`);
+    }
+    for (const manager of managers) {
+      const apps = [...managed].filter((pid) => pid !== manager.info.pid && isDescendant(pid, manager.info.pid, snapshot));
+      this.logger.info(
+        'pm2-forward',
+        `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
+          (pm2Kill.includes(manager) ? ' (pm2 kill)' : '') +
+          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
+        { pid: manager.info.pid, signal, apps, pm2Kill: pm2Kill.includes(manager) },
+      );
+    }
+    return { targets: routed, pm2Kill, managed };
+  }
+
+  /** `pm2 kill` for a God daemon: a child of gsup, so it is part of the tree the stop waits for. */
+  kill(manager: Pm2Manager, onExit: () => void): number | undefined {
+    const child = spawn(process.execPath, [this.cli!, 'kill'], {
+      env: { ...this.env, PM2_HOME: manager.home },
+      stdio: 'ignore',
+    });
+    child.on('error', (error) => this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error.message}`));
+    child.on('exit', onExit);
+    return child.pid;
+  }
+
+  private warnOnce(event: string, message: string): void {
+    if (this.warned.has(event)) return;
+    this.warned.add(event);
+    this.logger.warn(event, message);
+  }
+}
+
+export interface Pm2Route {
+  targets: Target[];
+  /** God daemons to stop with `pm2 kill`. */
+  pm2Kill: Pm2Manager[];
+  /** The managers and every process they run. */
+  managed: Set<number>;
+}
+
+function isDescendant(pid: number, ancestor: number, snapshot: TreeSnapshot): boolean {
+  const byPid = new Map(snapshot.members.map((info) => [info.pid, info]));
+  for (let info = byPid.get(pid); info; info = byPid.get(info.ppid)) {
+    if (info.ppid === ancestor) return true;
+  }
+  return false;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK | constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  if (name.includes('/')) {
+    const path = isAbsolute(name) ? name : resolve(cwd, name);
+    return executable(path) ? path : undefined;
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && executable(join(dir, name))) return join(resolve(cwd, dir), name);
+  }
+  return undefined;
+}
+
+/**
+ * The pm2 CLI that goes with the command: beside a `pm2`/`pm2-runtime` the
+ * command names, else `pm2` on PATH, else the project's node_modules/.bin.
+ */
+export function findPm2Cli(command: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  const candidates: string[] = [];
+  if (/^pm2(-runtime|-docker|-dev)?$/.test(basename(command))) {
+    const path = onPath(command, env, cwd);
+    if (path) {
+      candidates.push(join(dirname(path), 'pm2'));
+      try {
+        candidates.push(join(dirname(realpathSync(path)), 'pm2'));
+      } catch {
+        // a dangling link: the other candidates remain
+      }
+    }
+  }
+  const fromPath = onPath('pm2', env, cwd);
+  if (fromPath) candidates.push(fromPath);
+  candidates.push(join(cwd, 'node_modules', '.bin', 'pm2'));
+  for (const candidate of candidates) {
+    if (executable(candidate)) {
+      try {
+        return realpathSync(candidate);
+      } catch {
+        continue;
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,75 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, Run, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { isAlive, related } from '../helpers/proc.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  killEverything();
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function marker(): string {
+  const dir = tempDir();
+  cleanups.push(dir.remove);
+  return join(dir.path, 'clean-exit');
+}
+
+const APP_TS = 'fixtures/app.ts';
+
+beforeAll(() => {
+  // The first tsx run compiles: do it here, not in a timed test.
+  execFileSync('npx', ['tsx', APP_TS, '--exit-now'], { cwd: ROOT, stdio: 'ignore', timeout: 60_000 });
+}, 90_000);
+
+describe.each([
+  { name: 'npx tsx', command: ['npx', 'tsx', APP_TS] },
+  { name: 'npm exec tsx', command: ['npm', 'exec', 'tsx', '--', APP_TS] },
+])('gsup -- $name fixtures/app.ts', ({ command }) => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s: the app gets it once, cleans up, and gsup exits after it', async (signal) => {
+    const done = marker();
+    const run = gsup(['--', ...command, '--cleanup', '500', '--marker', done]);
+    const app = await run.ready('app');
+    run.signal(signal);
+    const exit = await run.finished();
+    expect(existsSync(done)).toBe(true);
+    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
+    expect(run.count(/^signal: /)).toBe(1);
+    expect(run.count(/^clean exit/)).toBe(1);
+    expect(isAlive(app)).toBe(false);
+    expect([0, 128 + (signal === 'SIGTERM' ? 15 : 2)]).toContain(exit.code);
+    expect(leftovers(run)).toEqual([]);
+  });
+});
+
+describe('without gsup', () => {
+  it('kill -TERM to npx leaves the app running (the problem gsup solves)', async () => {
+    const done = marker();
+    const run = new Run('npx', ['tsx', APP_TS, '--marker', done]);
+    const app = await run.ready('app');
+    process.kill(run.pid, 'SIGTERM');
+    await run.finished();
+    // npx is gone; the app never heard of it and runs on.
+    expect(run.count(/^signal: /)).toBe(0);
+    expect(isAlive(app)).toBe(true);
+    expect(existsSync(done)).toBe(false);
+    expect(related([app]).map((proc) => proc.pid)).toContain(app);
+    process.kill(app, 'SIGKILL');
+  });
+});
+
+describe('a bootstrap shell script without exec', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s: the app gets one signal and cleans up', async (signal) => {
+    const done = marker();
+    const run = gsup(['--', 'bash', fixture('bootstrap.sh'), '--cleanup', '300', '--marker', done]);
+    await run.ready('app');
+    run.signal(signal);
+    await run.finished();
+    expect(existsSync(done)).toBe(true);
+    expect(run.count(new RegExp(`^signal: ${signal} .*app\\)`))).toBe(1);
+    expect(run.count(/^signal: /)).toBe(1);
+    expect(leftovers(run)).toEqual([]);
+  });
+});
