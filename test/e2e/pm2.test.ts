@@ -1,0 +1,133 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gsup, killEverything } from '../helpers/gsup.js';
+import { APP, PM2, PM2_RUNTIME, Pm2Home } from '../helpers/pm2.js';
+import { isAlive, readProc, waitFor } from '../helpers/proc.js';
+
+const homes: Pm2Home[] = [];
+function home(): Pm2Home {
+  const created = new Pm2Home();
+  homes.push(created);
+  return created;
+}
+afterEach(() => {
+  killEverything();
+  for (const created of homes.splice(0)) created.dispose();
+});
+
+async function appsReady(pm2: Pm2Home, count: number): Promise<number[]> {
+  await waitFor(() => pm2.readyPids().length >= count, `${count} apps to be ready`, 20_000);
+  return pm2.readyPids();
+}
+
+describe('gsup -- pm2 start', () => {
+  it('cluster mode -i 4: one signal per app, none restarted, stopped in parallel, God gone, exit 0', async () => {
+    const pm2 = home();
+    const run = gsup(['-v', '--', PM2, 'start', APP, '-i', '4'], { env: pm2.env() });
+    const apps = await appsReady(pm2, 4);
+    // pm2's CLI exited at once; gsup stays and supervises the God daemon.
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    expect(readProc(god)?.ppid).toBe(run.pid); // adopted as subreaper child
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    const exit = await run.finished(20_000);
+    const took = Date.now() - sent;
+    expect(exit.code).toBe(0);
+    for (const pid of apps) {
+      expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+      expect(pm2.lines()).toContain(`clean exit ${pid}`);
+    }
+    expect(pm2.readyPids()).toEqual(apps); // no app restarted
+    expect(took).toBeLessThan(2500); // in parallel: about one app's 1 s cleanup
+    expect(isAlive(god)).toBe(false);
+    expect(existsSync(join(pm2.path, 'pm2.pid'))).toBe(false);
+    // -v names the God daemon and the apps it stops.
+    const log = run.stderr.join('\n');
+    expect(log).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
+    for (const pid of apps) expect(log).toContain(`${pid} (node ${APP})`);
+  }, 40_000);
+
+  it('for comparison: the God daemon’s own SIGTERM path stops -i 4 apps one after another (over 4 s)', async () => {
+    const pm2 = home();
+    // gsup stays (wait) as the God daemon's parent, so it is reaped at the end.
+    const run = gsup(['--on-exit', 'wait', '--', PM2, 'start', APP, '-i', '4'], { env: pm2.env() });
+    await appsReady(pm2, 4);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    const sent = Date.now();
+    process.kill(god, 'SIGTERM');
+    await waitFor(() => !isAlive(god), 'the God daemon to exit', 20_000);
+    expect(Date.now() - sent).toBeGreaterThan(4000);
+    await run.finished();
+  }, 40_000);
+
+  it('fork mode, an app with children of its own: nothing left behind', async () => {
+    const pm2 = home();
+    const run = gsup(['--', PM2, 'start', APP], { env: pm2.env({ CHILDREN: '2', CLEANUP_MS: '200' }) });
+    const [app] = await appsReady(pm2, 1);
+    await waitFor(() => pm2.lines().filter((line) => line.startsWith('child ')).length === 2, 'the app’s children');
+    const children = pm2.lines().flatMap((line) => (line.startsWith('child ') ? [Number(line.split(' ')[1])] : []));
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    run.signal('SIGINT');
+    expect((await run.finished(20_000)).code).toBe(0);
+    expect(pm2.signals(app)).toEqual(['SIGINT']);
+    for (const pid of [app, ...children]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+  }, 40_000);
+
+  it('an app that ignores signals is SIGKILLed at -t 2s and named in the summary', async () => {
+    const pm2 = home();
+    // pm2's own kill_timeout is longer, so the kill is gsup's.
+    const run = gsup(['-t', '2s', '--', PM2, 'start', APP, '-i', '2', '--kill-timeout', '20000'], { env: pm2.env({ IGNORE_STOP: '1' }) });
+    const apps = await appsReady(pm2, 2);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    await run.finished(20_000);
+    const took = Date.now() - sent;
+    expect(took).toBeGreaterThanOrEqual(2000);
+    expect(took).toBeLessThan(4500);
+    const summary = run.stderr.find((line) => line.includes('stopped in'))!;
+    for (const pid of apps) {
+      expect(summary).toContain(`${pid} (node ${APP})`);
+      expect(pm2.signals(pid)).toEqual(['SIGINT']);
+      expect(isAlive(pid)).toBe(false);
+    }
+  }, 40_000);
+
+  it('a God daemon that was running before gsup started is not adopted and never signalled', async () => {
+    const pm2 = home();
+    // The older daemon runs under a gsup of its own, which reaps it at the end.
+    const outer = gsup(['--on-exit', 'wait', '--', PM2, 'start', APP, '--name', 'older'], { env: pm2.env() });
+    const [older] = await appsReady(pm2, 1);
+    await outer.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    const run = gsup(['--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
+    const exit = await run.finished(20_000);
+    expect(exit.code).toBe(0);
+    const [, newer] = await appsReady(pm2, 2);
+    expect(run.stderr.filter((line) => line.includes('not adopted'))).toEqual([
+      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) was running before gsup started: not adopted, never signalled`,
+    ]);
+    expect(isAlive(god)).toBe(true);
+    expect(pm2.signals(older)).toEqual([]);
+    expect(pm2.signals(newer)).toEqual([]);
+  }, 40_000);
+});
+
+describe('gsup -- pm2-runtime start', () => {
+  it('SIGTERM: each app one signal, a clean exit, no leftovers', async () => {
+    const pm2 = home();
+    const run = gsup(['--', PM2_RUNTIME, 'start', APP, '-i', '2'], { env: pm2.env({ CLEANUP_MS: '300' }) });
+    const apps = await appsReady(pm2, 2);
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(0);
+    for (const pid of apps) {
+      expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+      expect(pm2.lines()).toContain(`clean exit ${pid}`);
+      expect(isAlive(pid)).toBe(false);
+    }
+    expect(pm2.readyPids()).toEqual(apps);
+  }, 40_000);
+});
