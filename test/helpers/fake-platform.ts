@@ -24,8 +24,10 @@ export class FakePlatform implements Platform {
     const info = this.processes.get(pid);
     return info && { ...info };
   }
+  readonly commandLines = new Map<number, string>();
+  signalPending?: (pid: number, signal: SignalName) => boolean;
   commandLine(pid: number) {
-    return `cmd-${pid}`;
+    return this.commandLines.get(pid) ?? `cmd-${pid}`;
   }
   kill(pid: number, signal: SignalName) {
     this.kills.push({ pid, signal });

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { Pm2Supervision, findPm2Cli } from '../../src/engine/pm2.js';
+import { Relayers } from '../../src/engine/relayers.js';
+import { GroupTargets } from '../../src/engine/targets.js';
+import { ProcessTree } from '../../src/engine/tree.js';
+import { Logger } from '../../src/log.js';
+import { ROOT } from '../helpers/gsup.js';
+import { FakePlatform } from '../helpers/fake-platform.js';
+
+const GSUP = process.pid;
+
+function pm2Setup() {
+  const platform = new FakePlatform();
+  platform.add({ pid: 300, ppid: GSUP, pgid: 300, sid: 300 }); // the God daemon, reparented to gsup
+  platform.add({ pid: 301, ppid: 300, pgid: 300, sid: 300 }); // app
+  platform.add({ pid: 302, ppid: 300, pgid: 300, sid: 300 }); // app
+  platform.add({ pid: 400, ppid: GSUP, pgid: 400, sid: 400 }); // something else
+  platform.commandLines.set(300, 'PM2 v7.0.4: God Daemon (/tmp/home)');
+  const tree = new ProcessTree(platform, GSUP);
+  const lines: string[] = [];
+  const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line), color: false });
+  const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: '/nonexistent', PATH: '' }, Promise.resolve(0), 'pm2', ROOT);
+  return { platform, tree, supervision, lines };
+}
+
+describe('pm2 routing', () => {
+  it('finds the God daemon and its home from its title', async () => {
+    const { tree, supervision } = pm2Setup();
+    const managers = await supervision.find(await tree.scan());
+    expect(managers.map((manager) => [manager.info.pid, manager.kind, manager.home])).toEqual([[300, 'daemon', '/tmp/home']]);
+  });
+
+  it('other signals: the God daemon alone, never its group (its apps would get them twice)', async () => {
+    const { tree, supervision } = pm2Setup();
+    const snapshot = await tree.scan();
+    const targets = new GroupTargets(1).select(snapshot);
+    const route = supervision.route(targets, snapshot, await supervision.find(snapshot), 'SIGUSR2', false);
+    expect(route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g400', 'p300']);
+    expect(route.pm2Kill).toEqual([]);
+  });
+
+  it('a stop: pm2 kill for the daemon (the pm2 CLI of node_modules/.bin), the group signal for the rest', async () => {
+    const { tree, supervision } = pm2Setup();
+    const snapshot = await tree.scan();
+    const route = supervision.route(new GroupTargets(1).select(snapshot), snapshot, await supervision.find(snapshot), 'SIGTERM', true);
+    expect(route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`))).toEqual(['g400']);
+    expect(route.pm2Kill.map((manager) => manager.info.pid)).toEqual([300]);
+    expect([...route.managed].sort()).toEqual([300, 301, 302]);
+  });
+
+  it('finds the pm2 CLI beside a pm2 command, on PATH, or in node_modules/.bin', () => {
+    expect(findPm2Cli('pm2', { PATH: '' }, ROOT)).toMatch(/node_modules\/pm2\/bin\/pm2$/);
+    expect(findPm2Cli('node_modules/.bin/pm2-runtime', { PATH: '' }, ROOT)).toMatch(/node_modules\/pm2\/bin\/pm2$/);
+    expect(findPm2Cli('pm2', { PATH: '' }, '/')).toBeUndefined();
+  });
+});
+
+describe('relayers', () => {
+  it('recognises tsx by its command line, only for stop signals, once per process', () => {
+    const platform = new FakePlatform();
+    const tsx = platform.add({ pid: 10, ppid: 1 });
+    const app = platform.add({ pid: 11, ppid: 10 });
+    platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
+    platform.commandLines.set(11, 'node --require /srv/node_modules/tsx/dist/preflight.cjs src/index.ts');
+    platform.signalPending = () => false;
+    const relayers = new Relayers(platform);
+    expect(relayers.find([tsx, app], 'SIGTERM')).toEqual([tsx]);
+    expect(relayers.find([tsx, app], 'SIGINT')).toEqual([tsx]);
+    expect(relayers.find([tsx, app], 'SIGUSR2')).toEqual([]);
+  });
+
+  it('signals a relayer first and waits for its handler to run', async () => {
+    const platform = new FakePlatform();
+    const tsx = platform.add({ pid: 10, ppid: 1 });
+    let pendingChecks = 0;
+    platform.onSignal = () => {};
+    platform.signalPending = () => ++pendingChecks < 3; // pending for two looks, then handled
+    await new Relayers(platform).signalFirst([tsx], 'SIGTERM');
+    expect(platform.kills).toEqual([{ pid: 10, signal: 'SIGTERM' }]);
+    expect(pendingChecks).toBe(3);
+  });
+});
