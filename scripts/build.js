@@ -1,5 +1,6 @@
-// Bundles the CLI and the library to one file each (start-up time: one file
-// to load instead of hundreds), and writes the library's type declarations.
+// Bundles the CLI and the library to one file each, and writes the library's
+// type declarations. The CLI is CommonJS: Node 20 loads it ~10 ms faster than
+// an ES module, and start-up is most of what `gsup -- true` costs.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -11,15 +12,30 @@ rmSync(new URL('dist', root), { recursive: true, force: true });
 const common = {
   bundle: true,
   platform: 'node',
-  format: 'esm',
   target: 'node20',
   define: { GSUP_VERSION: JSON.stringify(version) },
-  // CommonJS dependencies bundled into ESM need a require().
-  banner: { js: "import { createRequire as __gsupCreateRequire } from 'node:module'; const require = __gsupCreateRequire(import.meta.url);" },
+  // Loaded at run time, and only where used (execa: Windows; koffi: Linux).
+  external: ['execa', 'koffi'],
   absWorkingDir: root.pathname,
   logLevel: 'warning',
 };
-await build({ ...common, entryPoints: { cli: 'src/cli.ts', index: 'src/index.ts' }, outdir: 'dist' });
+await build({
+  ...common,
+  entryPoints: { cli: 'src/cli.ts' },
+  outExtension: { '.js': '.cjs' },
+  outdir: 'dist',
+  format: 'cjs',
+  define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
+  banner: { js: "const __gsupModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+await build({
+  ...common,
+  entryPoints: { index: 'src/index.ts' },
+  outdir: 'dist',
+  format: 'esm',
+  // CommonJS dependencies bundled into an ES module need a require().
+  banner: { js: "import { createRequire as __gsupCreateRequire } from 'node:module'; const require = __gsupCreateRequire(import.meta.url);" },
+});
 execFileSync(process.execPath, [new URL('node_modules/typescript/bin/tsc', root).pathname, '-p', 'tsconfig.build.json'], {
   cwd: root,
   stdio: 'inherit',

@@ -46,7 +46,7 @@ function run(options: CliOptions): Promise<number> {
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
   const version = typeof GSUP_VERSION === 'string' ? GSUP_VERSION : '0.0.0';
   try {
-    const request = parseCommandLine(argv, process.env, version, (text) => process.stdout.write(text));
+    const request = await parseCommandLine(argv, process.env, version, (text) => process.stdout.write(text));
     if (request.kind === 'done') return 0;
     return await run(request.options);
   } catch (error) {

@@ -5,7 +5,7 @@ import { currentPlatform, type Platform, type SignalName } from '../platform/ind
 import type { EngineContext, Forwarded } from './context.js';
 import { exitStatus, spawnErrorMessage } from './exit-status.js';
 import { onExitAction, type OnExitPolicy } from './on-exit.js';
-import { execaSpawn, type CommandExit, type SpawnFunction } from './spawn.js';
+import { defaultSpawn, type CommandExit, type SpawnFunction } from './spawn.js';
 import { StopSequence } from './stop.js';
 import { Relayers } from './relayers.js';
 import { describeTargets, reachedPids, restrictTargets, targetSelector, type Target, type TargetMode, type TargetSelector } from './targets.js';
@@ -135,7 +135,7 @@ class Supervisor {
 
     // Before the spawn: an orphan made in the first millisecond must come to gsup too.
     this.reaping = this.adoptOrphans();
-    const spawned = (options.spawn ?? execaSpawn)(command, args, {
+    const spawned = (options.spawn ?? defaultSpawn())(command, args, {
       detached: target === 'group',
       stdio: options.stdio ?? 'inherit',
       env: options.env,
@@ -232,9 +232,14 @@ class Supervisor {
 
     try {
       const policy = this.options.onExit ?? 'auto';
-      let leftovers = policy === 'exit' ? [] : (await this.scan()).alive;
-      // A God daemon that `pm2 start` left may only be known by its pid file (no subreaper): adopt it now.
-      if (policy !== 'exit' && this.pm2 && (await this.pm2.find(await this.scan())).length > 0) leftovers = (await this.scan()).alive;
+      let leftovers: TreeSnapshot['alive'] = [];
+      if (policy !== 'exit') {
+        const snapshot = await this.scan();
+        leftovers = snapshot.alive;
+        // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): adopt it now.
+        const managers = this.pm2 ? await this.pm2.find(snapshot) : [];
+        if (managers.some((manager) => !leftovers.includes(manager.info))) leftovers = (await this.scan()).alive;
+      }
       if (this.stopSequence) return; // a stop signal came while we looked
       const action = onExitAction(policy, status, leftovers, this.commandPgid);
       if (action === 'exit') return this.finish();

@@ -1,10 +1,10 @@
-import { Command, CommanderError, Option } from 'commander';
 import type { LogFormat } from '../log.js';
 import { ON_EXIT_POLICIES, type OnExitPolicy } from '../engine/on-exit.js';
 import { TARGET_MODES, type TargetMode } from '../engine/targets.js';
 import type { SignalName } from '../platform/index.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
+import { USAGE } from './usage.js';
 import { parseRewrite } from './signals.js';
 
 export interface CliOptions {
@@ -24,60 +24,6 @@ export interface CliOptions {
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
 export type CliRequest = { kind: 'run'; options: CliOptions } | { kind: 'done' };
-
-const USAGE = '[options] [--] <command> [args...]';
-
-const EXAMPLES = `
-Examples:
-  Docker:    ENTRYPOINT ["gsup", "--"]   then   CMD ["node", "server.js"]
-  npx/tsx:   gsup -- npx tsx src/index.ts
-  pm2:       gsup -- pm2 start app.js -i 2
-
-Exit status: the command's code; 128+N when it died of signal N; 126 not
-executable; 127 not found; 125 gsup's own error.
-`;
-
-function buildProgram(version: string, write: (text: string) => void): Command {
-  const program = new Command('gsup')
-    .usage(USAGE)
-    .description('Run a command, forward signals to its whole process tree exactly once, stop the tree within a deadline, exit with its status.')
-    .version(version, '--version', 'print the version')
-    .helpOption('-h, --help', 'show this help')
-    .argument('[command...]')
-    .passThroughOptions()
-    .allowExcessArguments()
-    .exitOverride()
-    .configureOutput({ writeOut: write, writeErr: () => {} })
-    .addHelpText('after', EXAMPLES);
-  const option = (flags: string, description: string, env: string, fallback: string) =>
-    program.addOption(new Option(flags, `${description} [env ${env}, default ${fallback}]`));
-  option('-t, --kill-timeout <duration>', 'time between the stop signal and SIGKILL of what is still alive', 'GSUP_KILL_TIMEOUT', '10s');
-  option('--target <mode>', 'where forwarded signals go: group, child or tree', 'GSUP_TARGET', 'group');
-  program.addOption(
-    new Option('-r, --rewrite <from:to>', 'rewrite a received signal before forwarding (TERM:INT, 15:2; to 0 drops it), repeatable [env GSUP_REWRITE, comma list]').argParser(
-      collect,
-    ),
-  );
-  option('--stop-delay <duration>', 'on SIGTERM, wait this long before forwarding', 'GSUP_STOP_DELAY', '0');
-  option('--on-exit <policy>', 'when the command exits leaving processes: auto, stop, wait or exit', 'GSUP_ON_EXIT', 'auto');
-  program.addOption(
-    new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
-  );
-  program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
-  program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
-  program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));
-  program.addOption(new Option('-q, --quiet', 'log errors only'));
-  option('--log-format <format>', 'text or json', 'GSUP_LOG_FORMAT', 'text');
-  return program;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-function count(_value: string, previous: number | undefined): number {
-  return (previous ?? 0) + 1;
-}
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -109,20 +55,22 @@ function list(text: string): string[] {
  * Reads argv (without node and script) and the environment. A flag wins over
  * its GSUP_* variable; both go through the same checks. Throws UsageError.
  */
-export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv, version: string, write: (text: string) => void): CliRequest {
-  const program = buildProgram(version, write);
-  try {
-    program.parse(argv, { from: 'user' });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
-        return { kind: 'done' };
-      }
-      throw new UsageError(`${error.message.replace(/^error: /, '')} (see gsup --help)`);
-    }
-    throw error;
+export async function parseCommandLine(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  version: string,
+  write: (text: string) => void,
+): Promise<CliRequest> {
+  let flags: Record<string, any> = {};
+  let commandLine: string[];
+  if (argv.length === 0 || argv[0] === '--' || !argv[0].startsWith('-')) {
+    // No option of gsup's own: nothing for commander to do.
+    commandLine = argv[0] === '--' ? argv.slice(1) : argv;
+  } else {
+    const read = (await import('./flags.js')).readFlags(argv, version, write);
+    if (read === 'done') return { kind: 'done' };
+    ({ flags, args: commandLine } = read);
   }
-  const flags = program.opts();
   // The flag if given, else the variable (named in errors as such), else nothing.
   const pick = (key: string, flag: string, variable: string): [string, string] | undefined => {
     if (flags[key] !== undefined) return [flags[key], flag];
@@ -166,7 +114,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv, version
     verbosity,
   };
 
-  const [command, ...args] = program.args;
+  const [command, ...args] = commandLine;
   if (command === undefined) throw new UsageError(`no command given (usage: gsup ${USAGE})`);
   return { kind: 'run', options: { ...options, command, args } };
 }

@@ -19,6 +19,24 @@ let failure: string | undefined;
 // glibc by name; null (the symbols already loaded into node) covers musl and the rest.
 const LIBC_NAMES = ['libc.so.6', null];
 
+/**
+ * koffi's prebuilt binary, loaded straight away: koffi's own loader (which
+ * finds the same binary, then wraps a few deprecated functions) costs about
+ * 10 ms of gsup's start-up. Anything unusual (musl, a nested install) goes
+ * through the loader.
+ */
+function loadKoffi(): typeof import('koffi') {
+  const require = createRequire(import.meta.url);
+  try {
+    const fromKoffi = createRequire(require.resolve('koffi'));
+    const native = fromKoffi(`@koromix/koffi-${process.platform}-${process.arch}/${process.platform}_${process.arch}/koffi.node`);
+    if (typeof native.load === 'function' && typeof native.errno === 'function') return native;
+  } catch {
+    // the loader below knows more places
+  }
+  return require('koffi') as typeof import('koffi');
+}
+
 /** libc through koffi, or undefined with the reason in `nativeFailure()`. Loaded on first use. */
 function load(): Libc | undefined {
   if (libc || failure !== undefined) return libc;
@@ -27,7 +45,7 @@ function load(): Libc | undefined {
     return undefined;
   }
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+    const koffi = loadKoffi();
     let library: ReturnType<typeof koffi.load> | undefined;
     let lastError: unknown;
     for (const name of LIBC_NAMES) {

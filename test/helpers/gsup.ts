@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { allProcs, related } from './proc.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const GSUP = join(ROOT, 'bin/gsup.js');
+export const GSUP = join(ROOT, 'bin/gsup.cjs');
 export const fixture = (name: string) => join(ROOT, 'fixtures', name);
 export const PRINTER = fixture('printer.js');
 

@@ -51,14 +51,14 @@ describe('signals', () => {
 });
 
 describe('parseCommandLine', () => {
-  const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
-    const request = parseCommandLine(argv, env, '1.2.3', () => {});
+  const parse = async (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    const request = await parseCommandLine(argv, env, '1.2.3', () => {});
     if (request.kind !== 'run') throw new Error('expected a run');
     return request.options;
   };
 
-  it('has the spec defaults', () => {
-    expect(parse(['node', 'app.js'])).toEqual({
+  it('has the spec defaults', async () => {
+    expect(await parse(['node', 'app.js'])).toEqual({
       command: 'node',
       args: ['app.js'],
       killTimeout: 10_000,
@@ -74,12 +74,12 @@ describe('parseCommandLine', () => {
     });
   });
 
-  it('stops at the command: its options are its own', () => {
-    expect(parse(['-t', '1s', 'node', '-e', '1', '-v'])).toMatchObject({ command: 'node', args: ['-e', '1', '-v'], killTimeout: 1000, verbosity: 0 });
-    expect(parse(['--', '-weird-name'])).toMatchObject({ command: '-weird-name', args: [] });
+  it('stops at the command: its options are its own', async () => {
+    expect(await parse(['-t', '1s', 'node', '-e', '1', '-v'])).toMatchObject({ command: 'node', args: ['-e', '1', '-v'], killTimeout: 1000, verbosity: 0 });
+    expect(await parse(['--', '-weird-name'])).toMatchObject({ command: '-weird-name', args: [] });
   });
 
-  it('reads every variable, and a flag wins over it', () => {
+  it('reads every variable, and a flag wins over it', async () => {
     const env = {
       GSUP_KILL_TIMEOUT: '3s',
       GSUP_TARGET: 'tree',
@@ -90,7 +90,7 @@ describe('parseCommandLine', () => {
       GSUP_VERBOSE: '2',
       GSUP_LOG_FORMAT: 'json',
     };
-    expect(parse(['x'], env)).toMatchObject({
+    expect(await parse(['x'], env)).toMatchObject({
       killTimeout: 3000,
       target: 'tree',
       rewrite: new Map([
@@ -103,7 +103,7 @@ describe('parseCommandLine', () => {
       verbosity: 2,
       logFormat: 'json',
     });
-    expect(parse(['-t', '1s', '--target', 'child', '-r', 'HUP:USR1', '-e', '2', '-q', 'x'], env)).toMatchObject({
+    expect(await parse(['-t', '1s', '--target', 'child', '-r', 'HUP:USR1', '-e', '2', '-q', 'x'], env)).toMatchObject({
       killTimeout: 1000,
       target: 'child',
       rewrite: new Map([['SIGHUP', 'SIGUSR1']]),
@@ -112,28 +112,28 @@ describe('parseCommandLine', () => {
     });
   });
 
-  it('--no-subreaper and GSUP_SUBREAPER=0 turn the subreaper off', () => {
-    expect(parse(['--no-subreaper', 'x']).subreaper).toBe(false);
-    expect(parse(['x'], { GSUP_SUBREAPER: '0' }).subreaper).toBe(false);
-    expect(parse(['x'], { GSUP_SUBREAPER: '1' }).subreaper).toBe(true);
-    expect(() => parse(['x'], { GSUP_SUBREAPER: 'maybe' })).toThrow('invalid value "maybe" for GSUP_SUBREAPER');
+  it('--no-subreaper and GSUP_SUBREAPER=0 turn the subreaper off', async () => {
+    expect((await parse(['--no-subreaper', 'x'])).subreaper).toBe(false);
+    expect((await parse(['x'], { GSUP_SUBREAPER: '0' })).subreaper).toBe(false);
+    expect((await parse(['x'], { GSUP_SUBREAPER: '1' })).subreaper).toBe(true);
+    await expect(parse(['x'], { GSUP_SUBREAPER: 'maybe' })).rejects.toThrow('invalid value "maybe" for GSUP_SUBREAPER');
   });
 
-  it('--no-pm2 and GSUP_PM2=0 turn pm2 support off', () => {
-    expect(parse(['--no-pm2', 'x']).pm2).toBe(false);
-    expect(parse(['x'], { GSUP_PM2: '0' }).pm2).toBe(false);
-    expect(parse(['x']).pm2).toBe(true);
+  it('--no-pm2 and GSUP_PM2=0 turn pm2 support off', async () => {
+    expect((await parse(['--no-pm2', 'x'])).pm2).toBe(false);
+    expect((await parse(['x'], { GSUP_PM2: '0' })).pm2).toBe(false);
+    expect((await parse(['x'])).pm2).toBe(true);
   });
 
-  it('counts -v', () => {
-    expect(parse(['-v', 'x']).verbosity).toBe(1);
-    expect(parse(['-vv', 'x']).verbosity).toBe(2);
-    expect(parse(['-v', '-v', '-v', 'x']).verbosity).toBe(2);
+  it('counts -v', async () => {
+    expect((await parse(['-v', 'x'])).verbosity).toBe(1);
+    expect((await parse(['-vv', 'x'])).verbosity).toBe(2);
+    expect((await parse(['-v', '-v', '-v', 'x'])).verbosity).toBe(2);
   });
 
-  it('answers help and version without running anything', () => {
+  it('answers help and version without running anything', async () => {
     const out: string[] = [];
-    expect(parseCommandLine(['--version'], {}, '1.2.3', (text) => out.push(text))).toEqual({ kind: 'done' });
+    expect(await parseCommandLine(['--version'], {}, '1.2.3', (text) => out.push(text))).toEqual({ kind: 'done' });
     expect(out.join('')).toBe('1.2.3\n');
   });
 });

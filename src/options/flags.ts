@@ -1,0 +1,74 @@
+import { Command, CommanderError, Option } from 'commander';
+import { UsageError } from './errors.js';
+
+// Commander is loaded only when the command line has options of gsup's own:
+// `gsup -- node app.js` (the ENTRYPOINT form) starts without it.
+
+import { USAGE } from './usage.js';
+const EXAMPLES = `
+Examples:
+  Docker:    ENTRYPOINT ["gsup", "--"]   then   CMD ["node", "server.js"]
+  npx/tsx:   gsup -- npx tsx src/index.ts
+  pm2:       gsup -- pm2 start app.js -i 2
+
+Exit status: the command's code; 128+N when it died of signal N; 126 not
+executable; 127 not found; 125 gsup's own error.
+`;
+
+function buildProgram(version: string, write: (text: string) => void): Command {
+  const program = new Command('gsup')
+    .usage(USAGE)
+    .description('Run a command, forward signals to its whole process tree exactly once, stop the tree within a deadline, exit with its status.')
+    .version(version, '--version', 'print the version')
+    .helpOption('-h, --help', 'show this help')
+    .argument('[command...]')
+    .passThroughOptions()
+    .allowExcessArguments()
+    .exitOverride()
+    .configureOutput({ writeOut: write, writeErr: () => {} })
+    .addHelpText('after', EXAMPLES);
+  const option = (flags: string, description: string, env: string, fallback: string) =>
+    program.addOption(new Option(flags, `${description} [env ${env}, default ${fallback}]`));
+  option('-t, --kill-timeout <duration>', 'time between the stop signal and SIGKILL of what is still alive', 'GSUP_KILL_TIMEOUT', '10s');
+  option('--target <mode>', 'where forwarded signals go: group, child or tree', 'GSUP_TARGET', 'group');
+  program.addOption(
+    new Option('-r, --rewrite <from:to>', 'rewrite a received signal before forwarding (TERM:INT, 15:2; to 0 drops it), repeatable [env GSUP_REWRITE, comma list]').argParser(
+      collect,
+    ),
+  );
+  option('--stop-delay <duration>', 'on SIGTERM, wait this long before forwarding', 'GSUP_STOP_DELAY', '0');
+  option('--on-exit <policy>', 'when the command exits leaving processes: auto, stop, wait or exit', 'GSUP_ON_EXIT', 'auto');
+  program.addOption(
+    new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
+  );
+  program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
+  program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
+  program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));
+  program.addOption(new Option('-q, --quiet', 'log errors only'));
+  option('--log-format <format>', 'text or json', 'GSUP_LOG_FORMAT', 'text');
+  return program;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function count(_value: string, previous: number | undefined): number {
+  return (previous ?? 0) + 1;
+}
+
+
+/** Options as commander read them, and the command with its arguments. */
+export function readFlags(argv: string[], version: string, write: (text: string) => void): { flags: Record<string, any>; args: string[] } | 'done' {
+  const program = buildProgram(version, write);
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 'done';
+      throw new UsageError(`${error.message.replace(/^error: /, '')} (see gsup --help)`);
+    }
+    throw error;
+  }
+  return { flags: program.opts(), args: program.args };
+}

@@ -1,0 +1,1 @@
+export const USAGE = '[options] [--] <command> [args...]';
