@@ -19,8 +19,24 @@ const common = {
   absWorkingDir: root.pathname,
   logLevel: 'warning',
 };
+// commander (two thirds of the CLI's code) lives in a file of its own, read
+// only when the command line has options of gsup's own.
+const flagsApart = {
+  name: 'flags-apart',
+  setup(build) {
+    build.onResolve({ filter: /\/flags\.js$/ }, () => ({ path: './flags.cjs', external: true }));
+  },
+};
 await build({
   ...common,
+  entryPoints: { flags: 'src/options/flags.ts' },
+  outExtension: { '.js': '.cjs' },
+  outdir: 'dist',
+  format: 'cjs',
+});
+await build({
+  ...common,
+  plugins: [flagsApart],
   entryPoints: { cli: 'src/cli.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',

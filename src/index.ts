@@ -4,4 +4,4 @@ export type { TargetMode } from './engine/targets.js';
 export type { OnExitPolicy } from './engine/on-exit.js';
 export type { SpawnFunction, SpawnOptions, SpawnedCommand, CommandExit } from './engine/spawn.js';
 export type { Platform, ProcessInfo, SignalName } from './platform/index.js';
-export { Logger, type LoggerOptions, type LogFormat } from './log.js';
+export { Logger, createLogger, type LoggerOptions, type LogFormat } from './log.js';

@@ -1,4 +1,5 @@
-import { Chalk, type ChalkInstance } from 'chalk';
+import { fstatSync, writeSync } from 'node:fs';
+import type { ChalkInstance } from 'chalk';
 
 export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
 export type LogFormat = 'text' | 'json';
@@ -13,8 +14,8 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Where lines go (stderr). */
   write?: (line: string) => void;
-  /** Colour on or off; by default on only for a TTY stderr, with NO_COLOR / FORCE_COLOR honoured. */
-  color?: boolean;
+  /** A chalk instance to colour with (see createLogger); none: no colour. */
+  paint?: ChalkInstance;
 }
 
 export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
@@ -29,14 +30,13 @@ export class Logger {
   readonly verbosity: number;
   private readonly format: LogFormat;
   private readonly write: (line: string) => void;
-  private readonly chalk: ChalkInstance;
+  private readonly paint?: ChalkInstance;
 
   constructor(options: LoggerOptions = {}) {
     this.verbosity = options.verbosity ?? 0;
     this.format = options.format ?? 'text';
-    this.write = options.write ?? ((line) => process.stderr.write(line));
-    const color = options.color ?? colorWanted(process.env, process.stderr.isTTY === true);
-    this.chalk = new Chalk({ level: color ? 1 : 0 });
+    this.write = options.write ?? writeStderr;
+    this.paint = options.paint;
   }
 
   enabled(level: LogLevel): boolean {
@@ -49,7 +49,11 @@ export class Logger {
       this.write(`${JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields })}\n`);
       return;
     }
-    const paint = level === 'error' ? this.chalk.red : level === 'warn' ? this.chalk.yellow : this.chalk.dim;
+    if (!this.paint) {
+      this.write(`[gsup] ${message}\n`);
+      return;
+    }
+    const paint = level === 'error' ? this.paint.red : level === 'warn' ? this.paint.yellow : this.paint.dim;
     this.write(`${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(message) : message}\n`);
   }
 
@@ -68,6 +72,43 @@ export class Logger {
   debug(event: string, message: string, fields?: LogFields): void {
     this.log('debug', event, message, fields);
   }
+}
+
+/** Straight to fd 2, synchronously (a line written just before exit is not lost), without building process.stderr. */
+function writeStderr(line: string): void {
+  try {
+    writeSync(2, line);
+  } catch {
+    process.stderr.write(line); // a non-blocking stderr said EAGAIN
+  }
+}
+
+/**
+ * Is stderr a terminal? A pipe or a file (containers, CI) — and on Linux any
+ * character device that is not a terminal, such as /dev/null — is answered
+ * without loading node:tty, which costs several ms of start-up.
+ */
+async function stderrIsTTY(): Promise<boolean> {
+  try {
+    const stat = fstatSync(2);
+    if (!stat.isCharacterDevice()) return false;
+    // Linux terminal majors: 4 (tty, console), 5 (/dev/tty, ptmx), 136-143 (pts).
+    const major = Math.floor(stat.rdev / 256) & 0xfff;
+    if (process.platform === 'linux' && major !== 4 && major !== 5 && (major < 136 || major > 143)) return false;
+  } catch {
+    return false;
+  }
+  return (await import('node:tty')).isatty(2);
+}
+
+/**
+ * A logger for stderr, coloured only on a TTY (NO_COLOR / FORCE_COLOR
+ * honoured); chalk is loaded only then.
+ */
+export async function createLogger(options: Omit<LoggerOptions, 'paint'> = {}): Promise<Logger> {
+  const color = options.format !== 'json' && colorWanted(process.env, await stderrIsTTY());
+  const paint = color ? new (await import('chalk')).Chalk({ level: 1 }) : undefined;
+  return new Logger({ ...options, paint });
 }
 
 /** A logger that says nothing (the library's default). */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
@@ -25,7 +25,8 @@ const RUNTIME = /(^|[/\s])(pm2-runtime|pm2-docker)(\s|$)/;
 
 export class Pm2Supervision {
   private readonly warned = new Set<string>();
-  private readonly known = new Map<number, Pm2Manager>();
+  private readonly verdicts = new Map<string, Pm2Manager | undefined>();
+  private readonly announced = new Set<number>();
   private readonly cli: string | undefined;
 
   constructor(
@@ -48,29 +49,46 @@ export class Pm2Supervision {
   async find(snapshot: TreeSnapshot): Promise<Pm2Manager[]> {
     const found = new Map<number, Pm2Manager>();
     const members = new Map(snapshot.alive.map((info) => [info.pid, info]));
+    const seen = new Set<string>();
     for (const info of snapshot.alive) {
-      const cached = this.known.get(info.pid);
-      if (cached && cached.info.startTime === info.startTime) {
-        found.set(info.pid, cached);
-        continue;
-      }
+      // A God daemon lands as gsup's child (subreaper) and leads a session.
       if (info.ppid !== process.pid && info.sid !== info.pid) continue;
-      const manager = this.classify(info, this.homeFromEnv());
+      const manager = this.verdict(info, seen);
       if (manager) found.set(info.pid, manager);
     }
+    for (const key of this.verdicts.keys()) if (!seen.has(key)) this.verdicts.delete(key);
     const fromFile = await this.fromPidFile(members);
     if (fromFile && !found.has(fromFile.info.pid)) found.set(fromFile.info.pid, fromFile);
     for (const manager of found.values()) {
-      if (!this.known.has(manager.info.pid)) {
+      if (!this.announced.has(manager.info.pid)) {
+        this.announced.add(manager.info.pid);
         this.logger.info('pm2-found', `pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid} (PM2_HOME ${manager.home})`, {
           pid: manager.info.pid,
           kind: manager.kind,
           home: manager.home,
         });
       }
-      this.known.set(manager.info.pid, manager);
     }
     return [...found.values()];
+  }
+
+  /** Is this pid (as it is now) a pm2 manager? */
+  async isManager(pid: number): Promise<boolean> {
+    const info = await this.platform.processInfo(pid);
+    return info !== undefined && this.verdict(info) !== undefined;
+  }
+
+  /** A command line is read once per process and exec (pid, start time, name): the title pm2 sets changes the name. */
+  private verdict(info: ProcessInfo, seen?: Set<string>): Pm2Manager | undefined {
+    const key = `${info.pid}:${info.startTime}:${info.name}`;
+    seen?.add(key);
+    if (!this.verdicts.has(key)) this.verdicts.set(key, this.classify(info, this.homeFromEnv()));
+    return this.verdicts.get(key);
+  }
+
+  /** Is there a pm2 pid file to look at ($PM2_HOME/pm2.pid)? */
+  pidFileExists(): boolean {
+    return existsSync(join(this.homeFromEnv(), 'pm2.pid'));
   }
 
   private homeFromEnv(): string {

@@ -233,7 +233,7 @@ class Supervisor {
     try {
       const policy = this.options.onExit ?? 'auto';
       let leftovers: TreeSnapshot['alive'] = [];
-      if (policy !== 'exit') {
+      if (policy !== 'exit' && !this.nothingCanBeLeft()) {
         const snapshot = await this.scan();
         leftovers = snapshot.alive;
         // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): adopt it now.
@@ -257,6 +257,16 @@ class Supervisor {
     }
   }
 
+  /**
+   * Once the command is gone: as PID 1 or subreaper, every process it left is
+   * now a child of gsup (orphans come here). No such child, and nothing else
+   * ever seen in the tree: nothing is left, and no /proc scan is needed.
+   */
+  private nothingCanBeLeft(): boolean {
+    if (!this.reaping || !this.platform.ownChildren || this.tree.knownCount > 1 || this.pm2?.pidFileExists()) return false;
+    return this.platform.ownChildren().every((pid) => this.nodeChildren.has(pid));
+  }
+
   private adoptOrphans(): boolean {
     const pid1 = process.pid === 1;
     if (!this.platform.adoptOrphans || (!pid1 && !this.options.subreaper)) return false;
@@ -273,13 +283,15 @@ class Supervisor {
   }
 
   /** Reap zombies reparented to gsup; never the command, whose status Node collects. */
-  private reap(): void {
-    if (!this.reaping || !this.platform.reapZombies) return;
-    for (const child of this.platform.reapZombies(this.nodeChildren)) {
+  private reap(): number {
+    if (!this.reaping || !this.platform.reapZombies) return 0;
+    const { reaped, notYet } = this.platform.reapZombies(this.nodeChildren);
+    for (const child of reaped) {
       const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
       if (this.supervisingDaemons) this.daemonExit = exit;
       this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
     }
+    return notYet;
   }
 
   private async scan(): Promise<TreeSnapshot> {
@@ -302,10 +314,16 @@ class Supervisor {
 
   private async forward(signal: SignalName, { only, stop = false }: { only?: ReadonlySet<number>; stop?: boolean } = {}): Promise<Forwarded> {
     const selector = await this.selector();
+    // The command's own group goes first, before the look at the tree: that
+    // look is a /proc scan, and the app should not wait for it. (Stop signals
+    // wait: a relaying wrapper in the group must get them first.)
+    const early = stop || only ? undefined : await this.commandGroup();
+    if (early !== undefined) this.platform.kill(-early, signal);
     const snapshot = await this.scan();
     let targets = selector.select(snapshot, this.pid);
+    if (early !== undefined) targets = targets.filter((target) => (target.kind === 'group' ? target.pgid : target.process.pgid) !== early);
     let pm2Kill: Pm2Manager[] = [];
-    const reached = new Set<number>();
+    const reached = new Set<number>(early === undefined ? [] : snapshot.alive.filter((info) => info.pgid === early).map((info) => info.pid));
     if (this.pm2) {
       const route = this.pm2.route(targets, snapshot, await this.pm2.find(snapshot), signal, stop);
       targets = route.targets;
@@ -313,7 +331,8 @@ class Supervisor {
       if (pm2Kill.length > 0) for (const pid of route.managed) reached.add(pid);
     }
     if (only) targets = restrictTargets(targets, only);
-    const relayers = this.relayers.find([...reachedPids(targets)].map((pid) => snapshot.alive.find((info) => info.pid === pid)!), signal);
+    const byPid = new Map(snapshot.alive.map((info) => [info.pid, info]));
+    const relayers = this.relayers.find([...reachedPids(targets)].map((pid) => byPid.get(pid)!), signal);
     if (relayers.length > 0) {
       await this.relayers.signalFirst(relayers, signal);
       const first = new Set(relayers.map((info) => info.pid));
@@ -325,12 +344,34 @@ class Supervisor {
       this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
     }
     for (const manager of pm2Kill) this.spawnPm2Kill(manager);
-    if (targets.length > 0 || pm2Kill.length === 0) this.logger.info('forward', targets.length > 0 ? `${signal} → ${describeTargets(targets)}` : `${signal}: no process to forward to`, {
-      signal,
-      targets: targets.map((target) => (target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid })),
-    });
+    if (this.logger.enabled('info')) {
+      const described = [...(early === undefined ? [] : [`group ${early} (${reached.size})`]), ...(targets.length > 0 ? [describeTargets(targets)] : [])];
+      if (described.length > 0 || pm2Kill.length === 0) {
+        this.logger.info('forward', described.length > 0 ? `${signal} → ${described.join(', ')}` : `${signal}: no process to forward to`, {
+          signal,
+          targets: [
+            ...(early === undefined ? [] : [{ pgid: early }]),
+            ...targets.map((target) => (target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid })),
+          ],
+        });
+      }
+    }
     for (const pid of reachedPids(targets)) reached.add(pid);
     return { snapshot, reached };
+  }
+
+  /**
+   * The command's process group, when it can be signalled without a look at
+   * the tree: `group` target, the command not yet reaped (so the group exists
+   * and its id cannot be reused; every member is in the command's session,
+   * so ours), and the command not a pm2 manager (which gets signals alone).
+   */
+  private async commandGroup(): Promise<number | undefined> {
+    if ((this.options.target ?? 'group') !== 'group') return undefined;
+    await this.ready;
+    if (this.commandExit || this.pid === undefined || this.commandPgid !== this.pid) return undefined;
+    if (this.pm2 && (await this.pm2.isManager(this.pid))) return undefined;
+    return this.pid;
   }
 
   private spawnPm2Kill(manager: Pm2Manager): void {
@@ -353,6 +394,11 @@ class Supervisor {
   private async finish(): Promise<void> {
     if (this.finished) return;
     const commandExit = this.commandExit ?? (await this.commandExited);
+    if (this.finished) return;
+    // A zombie is not alive, so the tree can look empty before SIGCHLD has
+    // been handled: reap now, so a daemon's status is not missed — waiting
+    // (briefly) for zombies whose threads are still exiting.
+    for (let tries = 0; this.reap() > 0 && tries < 200; tries++) await new Promise((resolve) => setTimeout(resolve, 5));
     if (this.finished) return;
     // gsup stayed for the command's daemons: their status is what it reports.
     const exit = this.daemonExit ?? commandExit;

@@ -44,12 +44,29 @@ export class ProcessTree {
     this.known.set(info.pid, info.startTime);
   }
 
+  /** How many processes the tree has seen and not yet seen go. */
+  get knownCount(): number {
+    return this.known.size;
+  }
+
   /** Is this exactly a process that was seen in the tree (pid and start time)? */
   isKnown(info: ProcessInfo): boolean {
     return this.known.get(info.pid) === info.startTime;
   }
 
-  async scan(): Promise<TreeSnapshot> {
+  private last: Promise<unknown> = Promise.resolve();
+
+  /** One look at a time: each updates what is known, in order. */
+  scan(): Promise<TreeSnapshot> {
+    const next = this.last.then(
+      () => this.look(),
+      () => this.look(),
+    );
+    this.last = next;
+    return next;
+  }
+
+  private async look(): Promise<TreeSnapshot> {
     const all = await this.platform.listProcesses();
     const byPid = new Map<number, ProcessInfo>();
     const children = new Map<number, ProcessInfo[]>();

@@ -23,6 +23,10 @@ export async function waitForEmptyTree(context: EngineContext, options: WaitOpti
     const left = options.deadline - Date.now();
     if (left <= 0 || stop.aborted) return false;
     await context.wakeup.wait(Math.min(Math.max(options.pollMs, 2 * scanMs), left), stop);
+    // A wake-up (SIGCHLD) comes early, but not sooner than twice what a look
+    // costs: where a look spawns a process (ps), its own exit wakes us too.
+    const gap = 2 * scanMs - (performance.now() - scanStarted - scanMs);
+    if (gap > 1 && !stop.aborted) await new Promise((resolve) => setTimeout(resolve, gap));
   }
 }
 

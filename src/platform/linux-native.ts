@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { ReapedChild } from './types.js';
+import type { ReapResult } from './types.js';
 
 // prctl(2) and waitpid(2) through koffi: Node has neither, and a compiled
 // addon would need a compiler in the image. koffi ships prebuilt binaries.
@@ -27,12 +27,16 @@ const LIBC_NAMES = ['libc.so.6', null];
  */
 function loadKoffi(): typeof import('koffi') {
   const require = createRequire(import.meta.url);
-  try {
-    const fromKoffi = createRequire(require.resolve('koffi'));
-    const native = fromKoffi(`@koromix/koffi-${process.platform}-${process.arch}/${process.platform}_${process.arch}/koffi.node`);
-    if (typeof native.load === 'function' && typeof native.errno === 'function') return native;
-  } catch {
-    // the loader below knows more places
+  const binary = `@koromix/koffi-${process.platform}-${process.arch}/${process.platform}_${process.arch}/koffi.node`;
+  // Where npm puts it: gsup's own node_modules (a clone, a global install), or
+  // beside gsup (a dependency, hoisted). Tried by path: resolution costs more.
+  for (const path of [`../node_modules/${binary}`, `../../${binary}`]) {
+    try {
+      const native = require(path);
+      if (typeof native.load === 'function' && typeof native.errno === 'function') return native;
+    } catch {
+      // not there, or not loadable here (musl)
+    }
   }
   return require('koffi') as typeof import('koffi');
 }
@@ -81,7 +85,7 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
 
 
 /** Every child of this process (any thread's), from /proc/self/task/TID/children. */
-function ownChildren(): number[] {
+export function ownChildren(): number[] {
   const pids: number[] = [];
   for (const task of readdirSync('/proc/self/task')) {
     let text: string;
@@ -109,17 +113,22 @@ function isZombie(pid: number): boolean {
  * reparented to gsup as PID 1 or subreaper). Each by pid, never
  * waitpid(-1): Node/libuv must still get the exit status of the command.
  */
-export function reapZombies(keep: ReadonlySet<number>): ReapedChild[] {
+export function reapZombies(keep: ReadonlySet<number>): ReapResult {
   const native = load();
-  if (!native) return [];
-  const reaped: ReapedChild[] = [];
+  const result: ReapResult = { reaped: [], notYet: 0 };
+  if (!native) return result;
   const status = [0];
   for (const pid of ownChildren()) {
     if (keep.has(pid) || !isZombie(pid)) continue;
-    if (native.waitpid(pid, status, WNOHANG) !== pid) continue;
+    // A process whose main thread is a zombie is not reapable until its
+    // other threads are gone too (waitpid answers 0): the next SIGCHLD says when.
+    if (native.waitpid(pid, status, WNOHANG) !== pid) {
+      result.notYet++;
+      continue;
+    }
     const raw = status[0];
     const signal = raw & 0x7f;
-    reaped.push(signal === 0 ? { pid, code: (raw >> 8) & 0xff, signal: null } : { pid, code: null, signal });
+    result.reaped.push(signal === 0 ? { pid, code: (raw >> 8) & 0xff, signal: null } : { pid, code: null, signal });
   }
-  return reaped;
+  return result;
 }

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { adoptOrphans, reapZombies } from './linux-native.js';
+import { adoptOrphans, ownChildren, reapZombies } from './linux-native.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
@@ -93,4 +93,5 @@ export const linuxPlatform: Platform = {
   watchChildren: watchSigchld,
   adoptOrphans,
   reapZombies,
+  ownChildren,
 };

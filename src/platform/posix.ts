@@ -6,12 +6,24 @@ import type { Platform, ProcessInfo } from './types.js';
 // pidtree would give pid and ppid only; the engine also needs the process
 // group (to signal a group only when every member is ours) and the start time
 // (to tell a reused pid), so this asks ps for all of them at once.
-// The ps process is gsup's own child: it is left out of what it reports.
-function runPs(args: string[]): Promise<ProcessInfo[]> {
-  return new Promise((resolve) => {
-    const child = execFile('ps', args, { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } }, (_error, stdout) =>
-      resolve((stdout ?? '').split('\n').flatMap((line) => parsePsLine(line) ?? []).filter((info) => info.pid !== child.pid)),
-    );
+// Every ps still running is gsup's own child: none of them is reported (nor
+// signalled), whichever look they belong to.
+const helpers = new Set<number>();
+
+function runPs(args: string[], attempt = 1): Promise<ProcessInfo[]> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('ps', args, { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } }, (error, stdout) => {
+      const found = (stdout ?? '').split('\n').flatMap((line) => parsePsLine(line) ?? []).filter((info) => !helpers.has(info.pid));
+      if (child.pid !== undefined) helpers.delete(child.pid);
+      // ps -p exits 1 when the pid is gone: that is an answer. No output at all is not.
+      if (error && !stdout && args[0] === '-A') {
+        if (attempt < 3) resolve(runPs(args, attempt + 1));
+        else reject(new Error(`ps failed: ${error.message}`));
+        return;
+      }
+      resolve(found);
+    });
+    if (child.pid !== undefined) helpers.add(child.pid);
   });
 }
 

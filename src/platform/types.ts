@@ -26,6 +26,12 @@ export interface ReapedChild {
   signal: number | null;
 }
 
+export interface ReapResult {
+  reaped: ReapedChild[];
+  /** Zombies that cannot be reaped yet (their other threads are still exiting). */
+  notYet: number;
+}
+
 /** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
 export type SignalName = NodeJS.Signals;
 
@@ -57,8 +63,10 @@ export interface Platform {
    * undefined when it works. Absent where orphans always go to PID 1.
    */
   adoptOrphans?(subreaper: boolean): string | undefined;
+  /** gsup's own children (all threads'), cheaply; absent where that needs a full look. */
+  ownChildren?(): number[];
   /** Reap gsup's zombie children, but never those in `keep` (Node's own). */
-  reapZombies?(keep: ReadonlySet<number>): ReapedChild[];
+  reapZombies?(keep: ReadonlySet<number>): ReapResult;
   /** Is `signal` still pending for `pid` (its handler has not run yet)? Absent where unknown. */
   signalPending?(pid: number, signal: SignalName): boolean;
   /** Does this pid belong to the user gsup runs as? (Absent: not checked.) */

@@ -1,5 +1,3 @@
-import pidtree from 'pidtree';
-import treeKill from 'tree-kill';
 import { sendSignal } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
@@ -9,6 +7,8 @@ export const windowsPlatform: Platform = {
   name: 'windows',
   canSignal: false,
   async listProcesses() {
+    // Loaded here: the other platforms never pay for them.
+    const { default: pidtree } = await import('pidtree');
     const rows = (await pidtree(-1, { advanced: true })) as Array<{ ppid: number; pid: number }>;
     return rows.map(({ pid, ppid }): ProcessInfo => ({ pid, ppid, pgid: pid, sid: -1, state: 'R', startTime: 0, name: '' }));
   },
@@ -20,7 +20,8 @@ export const windowsPlatform: Platform = {
   },
   kill: sendSignal,
   watchChildren: () => () => {},
-  killTree(pid) {
+  async killTree(pid) {
+    const { default: treeKill } = await import('tree-kill');
     return new Promise((resolve) => treeKill(pid, 'SIGKILL', () => resolve()));
   },
 };

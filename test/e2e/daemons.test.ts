@@ -79,15 +79,16 @@ describe('processes that left the process group', () => {
 
 describe('--on-exit auto with daemons', () => {
   it('exit 0 leaving only daemons: gsup stays, forwards to them, exits with their status', async () => {
-    const run = gsup(['--', 'node', DAEMONIZE, '--then', 'exit:0']);
+    const run = gsup(['-v', '--', 'node', DAEMONIZE, '--then', 'exit:0']);
     const daemon = await run.ready('daemon');
     await run.waitForLine(/waiting for 1 remaining process/, { stream: 'stderr' });
     run.signal('SIGUSR1');
     await run.waitForLine(/^signal: SIGUSR1 .*daemon\)/);
+    expect(readProc(daemon)?.ppid).toBe(run.pid);
     // The daemon dies of SIGKILL behind gsup's back: gsup reaps it and says so.
     process.kill(daemon, 'SIGKILL');
     const exit = await run.finished();
-    expect(exit.code).toBe(137);
+    expect(exit.code, run.transcript()).toBe(137);
     expect(run.count(/^signal: SIGUSR1 .*daemon\)/)).toBe(1);
   });
 

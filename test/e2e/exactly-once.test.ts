@@ -68,7 +68,7 @@ describe('the default target (group)', () => {
     await run.waitForLine(/^signal: SIGUSR1 /);
     run.signal('SIGTERM');
     await run.finished();
-    expect(run.count(/^signal: SIGUSR1 /)).toBe(1);
-    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+    expect(run.count(/^signal: SIGUSR1 /), run.transcript()).toBe(1);
+    expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
   });
 });

@@ -102,3 +102,13 @@ describe('the stop sequence', () => {
     expect(leftovers(run)).toEqual([]);
   });
 });
+
+describe('signals at start-up', () => {
+  it('a SIGTERM that arrives while the command starts is held and handled, not fatal', async () => {
+    const run = gsup(['--', 'sh', '-c', 'kill -TERM $PPID; sleep 20']);
+    const exit = await run.finished(10_000);
+    expect(exit.signal).toBeNull(); // gsup did not die of it
+    expect(exit.code).toBe(143); // sh died of the forwarded SIGTERM
+    expect(run.stderr[0]).toMatch(/SIGTERM received: stopping the tree/);
+  });
+});

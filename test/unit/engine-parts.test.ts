@@ -125,7 +125,7 @@ describe('targets', () => {
 describe('Logger', () => {
   it('writes text with the prefix, json with time/level/event, and respects the level', () => {
     const lines: string[] = [];
-    const text = new Logger({ verbosity: 0, write: (line) => lines.push(line), color: false });
+    const text = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
     text.info('forward', 'hidden at level 0');
     text.notice('stop', 'shown');
     expect(lines).toEqual(['[gsup] shown\n']);

@@ -18,7 +18,7 @@ function pm2Setup() {
   platform.commandLines.set(300, 'PM2 v7.0.4: God Daemon (/tmp/home)');
   const tree = new ProcessTree(platform, GSUP);
   const lines: string[] = [];
-  const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line), color: false });
+  const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line) });
   const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: '/nonexistent', PATH: '' }, Promise.resolve(0), 'pm2', ROOT);
   return { platform, tree, supervision, lines };
 }

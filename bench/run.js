@@ -1,0 +1,263 @@
+#!/usr/bin/env node
+// gsup's benchmark: start-up, forwarding latency, idle CPU, stop at scale,
+// memory, and reaping as PID 1, side by side with tini and dumb-init where
+// they are installed (`apt-get install tini dumb-init`). Prints one table.
+//   npm run bench            everything (10,000-process stop included)
+//   npm run bench -- --quick fewer runs, no 10,000-process stop
+//   npm run bench -- --only latency,stops
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const GSUP = [process.execPath, `${ROOT}bin/gsup.cjs`];
+const FIXTURE = `${ROOT}bench/latency-fixture.js`;
+const quick = process.argv.includes('--quick');
+const has = (tool) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
+const tini = has('tini');
+const dumbInit = has('dumb-init');
+const unshare = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' }).status === 0;
+const rows = [];
+const row = (figure, result, budget, verdict, anchors = '') => {
+  rows.push({ figure, result, budget, verdict, anchors });
+  process.stderr.write(`  ${figure}: ${result}${anchors ? ` (${anchors})` : ''}\n`);
+};
+const ms = (value) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+const ok = (pass) => (pass ? 'ok' : 'MISSED');
+
+function procStat(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { pid, state: fields[0], ppid: Number(fields[1]) };
+  } catch {
+    return undefined;
+  }
+}
+function allProcs() {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => procStat(Number(entry)) ?? []);
+}
+function descendants(root) {
+  const procs = allProcs();
+  const found = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const proc of procs) if (!found.has(proc.pid) && found.has(proc.ppid)) (found.add(proc.pid), (grew = true));
+  }
+  found.delete(root);
+  return procs.filter((proc) => found.has(proc.pid));
+}
+/** CPU time of every thread of a process, in ms (schedstat: nanoseconds on CPU). */
+function cpuMs(pid) {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
+    } catch {
+      // the thread ended
+    }
+  }
+  return total;
+}
+function vmHwmMiB(pid) {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+/** Resolves with the first stdout line matching `pattern` (lines are fed to `onLine` too). */
+function lines(child, onLine) {
+  let partial = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop();
+    for (const line of parts) onLine(line);
+  });
+}
+const exited = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+const sleep = (delay) => new Promise((resolve) => setTimeout(resolve, delay));
+
+// 1. Start-up: runs interleaved (A B C A B C ...), so a noisy machine slows all alike.
+function startup() {
+  const runs = quick ? 20 : 60;
+  const commands = { 'node -e 0': [process.execPath, ['-e', '0']], 'gsup -- true': [GSUP[0], [GSUP[1], '--', 'true']] };
+  if (tini) commands['tini -- true'] = ['tini', ['--', 'true']];
+  if (dumbInit) commands['dumb-init true'] = ['dumb-init', ['true']];
+  const times = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
+  for (let index = 0; index < runs + 3; index++) {
+    for (const [name, [command, args]] of Object.entries(commands)) {
+      const started = process.hrtime.bigint();
+      spawnSync(command, args, { stdio: 'ignore' });
+      if (index >= 3) times[name].push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+  }
+  const node = median(times['node -e 0']);
+  const gsup = median(times['gsup -- true']);
+  // Each round's gsup/node pair shares the machine's mood of the moment: the
+  // median of the per-round ratios is steadier than a ratio of medians.
+  const ratio = median(times['gsup -- true'].map((value, index) => value / times['node -e 0'][index]));
+  const anchors = [`node -e 0 ${ms(node)}`];
+  if (tini) anchors.push(`tini ${ms(median(times['tini -- true']))}`);
+  if (dumbInit) anchors.push(`dumb-init ${ms(median(times['dumb-init true']))}`);
+  row(`start-up, \`gsup -- true\` (median of ${runs})`, `${ms(gsup)} = ${ratio.toFixed(2)}× node -e 0`, '≤ 1.3× node -e 0', ok(ratio <= 1.3), anchors.join(', '));
+}
+
+// 2. Forwarding latency: SIGWINCH to the supervisor → arrival in a grandchild behind `sh -c '...; true'`.
+async function latencyOf(command, args) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  const arrivals = [];
+  let ready;
+  const readyPromise = new Promise((resolve) => (ready = resolve));
+  let waiter;
+  lines(child, (line) => {
+    if (line === 'ready') ready();
+    else if (waiter) waiter(BigInt(line));
+  });
+  await readyPromise;
+  await sleep(200);
+  for (let index = 0; index < 200; index++) {
+    const arrived = new Promise((resolve) => (waiter = resolve));
+    const sent = process.hrtime.bigint();
+    process.kill(child.pid, 'SIGWINCH');
+    arrivals.push(Number((await arrived) - sent) / 1e6);
+    await sleep(2);
+  }
+  process.kill(child.pid, 'SIGTERM');
+  await exited(child);
+  return { median: median(arrivals), p99: percentile(arrivals, 99) };
+}
+async function latency() {
+  const shell = ['sh', '-c', `node ${FIXTURE}; true`];
+  const gsup = await latencyOf(GSUP[0], [GSUP[1], '--', ...shell]);
+  const anchors = [];
+  let ratio = '';
+  if (tini) {
+    const result = await latencyOf('tini', ['-g', '--', ...shell]);
+    anchors.push(`tini -g ${ms(result.median)} / ${ms(result.p99)}`);
+    ratio = `, ${(gsup.median / result.median).toFixed(2)}× tini`;
+  }
+  if (dumbInit) {
+    const result = await latencyOf('dumb-init', shell);
+    anchors.push(`dumb-init ${ms(result.median)} / ${ms(result.p99)}`);
+  }
+  row('forwarding latency, median / p99 (200 SIGWINCH)', `${ms(gsup.median)} / ${ms(gsup.p99)}${ratio}`, 'median ≤ 1 ms, p99 ≤ 5 ms', ok(gsup.median <= 1 && gsup.p99 <= 5), anchors.join(', '));
+}
+
+// 3. Idle CPU while supervising `sleep N` (start-up excluded: from 1 s on).
+async function idle() {
+  const seconds = quick ? 10 : 30;
+  const child = spawn(GSUP[0], [GSUP[1], '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  await sleep(1000);
+  const start = cpuMs(child.pid);
+  await sleep((seconds - 1.5) * 1000);
+  const used = cpuMs(child.pid) - start;
+  await exited(child);
+  row(`idle CPU supervising \`sleep ${seconds}\` (after start-up)`, ms(used), '≤ 50 ms', ok(used <= 50), `start-up itself ${ms(start)}`);
+}
+
+// 4 + 5. Stop of N processes that ignore SIGTERM, -t 1s; gsup's peak RSS.
+async function stopAtScale(count) {
+  const script = `trap '' TERM; i=0; while [ $i -lt ${count} ]; do sleep 600 & i=$((i+1)); done; echo ready; wait`;
+  const child = spawn(GSUP[0], [GSUP[1], '-q', '-t', '1s', '--', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise((resolve) => lines(child, (line) => line === 'ready' && resolve()));
+  let tree = descendants(child.pid);
+  while (tree.length < count + 1) {
+    await sleep(20);
+    tree = descendants(child.pid);
+  }
+  let peak = vmHwmMiB(child.pid) ?? 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, vmHwmMiB(child.pid) ?? 0)), 10);
+  const sent = process.hrtime.bigint();
+  process.kill(child.pid, 'SIGTERM');
+  await exited(child);
+  const took = Number(process.hrtime.bigint() - sent) / 1e6;
+  clearInterval(sampler);
+  const survivors = tree.filter((proc) => {
+    const now = procStat(proc.pid);
+    return now && now.state !== 'Z';
+  }).length;
+  for (const proc of tree) {
+    try {
+      process.kill(proc.pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+  return { took, survivors, peak };
+}
+async function stops() {
+  for (const count of quick ? [100, 1000] : [100, 1000, 10000]) {
+    const result = await stopAtScale(count);
+    const budgeted = count === 1000;
+    row(
+      `stop of ${count.toLocaleString('en')} processes ignoring SIGTERM, -t 1s`,
+      `${ms(result.took)}, ${result.survivors} survivors`,
+      budgeted ? '≤ 1.5 s, 0 survivors' : '(scaling)',
+      budgeted ? ok(result.took <= 1500 && result.survivors === 0) : result.survivors === 0 ? 'ok' : 'MISSED',
+    );
+    if (budgeted) row('peak RSS of gsup over the 1,000-process stop', `${result.peak.toFixed(1)} MiB`, '≤ 80 MiB', ok(result.peak <= 80));
+    else rows.at(-1).anchors = `peak RSS ${result.peak.toFixed(1)} MiB`;
+  }
+}
+
+// 6. PID 1 with 10,000 short-lived orphans: wall time and the most zombies seen at once.
+async function reapAs(command) {
+  const script = 'i=0; while [ $i -lt 10000 ]; do (true &); i=$((i+1)); done';
+  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', ...command, 'sh', '-c', script], { stdio: 'ignore' });
+  const started = process.hrtime.bigint();
+  let pid1;
+  let most = 0;
+  const sampler = setInterval(() => {
+    pid1 ??= allProcs().find((proc) => proc.ppid === child.pid)?.pid;
+    if (pid1) most = Math.max(most, allProcs().filter((proc) => proc.ppid === pid1 && proc.state === 'Z').length);
+  }, 5);
+  await exited(child);
+  clearInterval(sampler);
+  return { took: Number(process.hrtime.bigint() - started) / 1e6, most };
+}
+async function reaping() {
+  if (!unshare) {
+    row('PID 1, 10,000 short-lived orphans', 'skipped: unshare not permitted', '0 zombies, never > 100', '-');
+    return;
+  }
+  const gsup = await reapAs([...GSUP, '--']);
+  const anchors = [];
+  if (tini) {
+    const result = await reapAs(['tini', '--']);
+    anchors.push(`tini ${(result.took / 1000).toFixed(2)} s, ${result.most} zombies at most`);
+  }
+  if (dumbInit) {
+    const result = await reapAs(['dumb-init']);
+    anchors.push(`dumb-init ${(result.took / 1000).toFixed(2)} s, ${result.most} zombies at most`);
+  }
+  row('PID 1, 10,000 short-lived orphans', `${(gsup.took / 1000).toFixed(2)} s, ${gsup.most} zombies at most`, 'never > 100 zombies', ok(gsup.most <= 100), anchors.join(', '));
+}
+
+if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+process.stderr.write(`gsup bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
+  `${tini ? '' : ', tini absent'}${dumbInit ? '' : ', dumb-init absent'}\n`);
+// --only NAME[,NAME]: some of the figures (startup, latency, idle, stops, reaping).
+const onlyIndex = process.argv.indexOf('--only');
+const wanted = onlyIndex >= 0 ? process.argv[onlyIndex + 1].split(',') : ['startup', 'latency', 'idle', 'stops', 'reaping'];
+const figures = { startup, latency, idle, stops, reaping };
+for (const name of wanted) {
+  if (!figures[name]) throw new Error(`unknown figure ${name}: ${Object.keys(figures).join(', ')}`);
+  await figures[name]();
+}
+
+console.log(`\n| figure | gsup | budget | verdict | anchors |\n| --- | --- | --- | --- | --- |`);
+for (const { figure, result, budget, verdict, anchors } of rows) console.log(`| ${figure} | ${result} | ${budget} | ${verdict} | ${anchors} |`);
+console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
