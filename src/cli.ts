@@ -42,6 +42,9 @@ async function run(options: CliOptions): Promise<number> {
     successExit: options.successExit,
     subreaper: options.subreaper,
     pm2: options.pm2,
+    restart: options.restart,
+    maxRestarts: options.maxRestarts,
+    restartDelay: options.restartDelay,
     logger,
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),

@@ -2,10 +2,11 @@ import type { Readable } from 'node:stream';
 import { Logger, silentLogger } from '../log.js';
 import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalName } from '../options/signals.js';
 import { currentPlatform, type Platform, type SignalName } from '../platform/index.js';
-import type { EngineContext, Forwarded } from './context.js';
+import { formatDuration, type EngineContext, type Forwarded } from './context.js';
 import { exitStatus, spawnErrorMessage } from './exit-status.js';
 import { onExitAction, type OnExitPolicy } from './on-exit.js';
-import { defaultSpawn, type CommandExit, type SpawnFunction } from './spawn.js';
+import { defaultSpawn, type CommandExit, type SpawnedCommand, type SpawnFunction } from './spawn.js';
+import { RestartPolicy, type RestartMode } from './restart.js';
 import { StopSequence } from './stop.js';
 import { Relayers } from './relayers.js';
 import { describeTargets, reachedPids, restrictTargets, targetSelector, type Target, type TargetMode, type TargetSelector } from './targets.js';
@@ -42,6 +43,12 @@ export interface SuperviseOptions {
   subreaper?: boolean;
   /** Look for pm2 God daemons and pm2-runtime, and route signals and stops through pm2 (true). */
   pm2?: boolean;
+  /** Restart the command when it exits: `never` (default), `on-failure`, `always`. */
+  restart?: RestartMode;
+  /** Quick failures in a row before giving up (10). */
+  maxRestarts?: number;
+  /** First delay before a restart, in ms (1000); doubles after each quick failure, up to 30 s. */
+  restartDelay?: number;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
 }
@@ -89,14 +96,14 @@ class Supervisor {
   private readonly wakeup = new Wakeup();
   private readonly abort = new AbortController();
   private readonly context: EngineContext;
-  private readonly ready: Promise<void>;
-  private readonly pid: number | undefined;
-  private commandPgid: number | undefined;
+  /** The command's current run (a restart makes a new one). */
+  private run!: CommandRun;
   private ownPgidValue: number | undefined;
   private selectorValue?: TargetSelector;
-  private commandExit?: CommandExit;
-  private readonly commandExited: Promise<CommandExit>;
   private stopSequence?: StopSequence;
+  private readonly restartPolicy: RestartPolicy;
+  /** Cut short on a stop signal: the wait before a restart, or the stop of a run's leftovers. */
+  private restarting?: { cancel: AbortController; cleanup?: StopSequence };
   private killed = false;
   private finished = false;
   private resolveExited!: (result: SupervisorResult) => void;
@@ -120,7 +127,6 @@ class Supervisor {
     this.platform = options.platform ?? currentPlatform();
     this.tree = new ProcessTree(this.platform);
     this.relayers = new Relayers(this.platform);
-    const target = options.target ?? 'group';
     this.context = {
       platform: this.platform,
       tree: this.tree,
@@ -133,42 +139,33 @@ class Supervisor {
       ownPgid: () => this.ownPgid(),
     };
 
+    this.restartPolicy = new RestartPolicy(options.restart ?? 'never', options.maxRestarts ?? 10, options.restartDelay ?? 1000);
     // Before the spawn: an orphan made in the first millisecond must come to gsup too.
     this.reaping = this.adoptOrphans();
-    const spawned = (options.spawn ?? defaultSpawn())(command, args, {
-      detached: target === 'group',
-      stdio: options.stdio ?? 'inherit',
-      env: options.env,
-      cwd: options.cwd,
-    });
-    this.pid = spawned.pid;
-    this.context.commandPid = spawned.pid;
-    if (spawned.pid !== undefined) this.nodeChildren.add(spawned.pid);
     if (options.pm2 ?? true) {
       const ownStart = this.platform.processInfo(process.pid).then((info) => info?.startTime ?? 0);
       this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, options.cwd ?? process.cwd());
     }
-    this.ready = spawned.pid === undefined ? Promise.resolve() : this.tree.setCommand(spawned.pid).then((info) => {
-      this.commandPgid = info?.pgid;
-    });
     this.removeChildWatch = this.platform.watchChildren(() => {
       this.reap();
       this.wakeup.wake();
     });
-    this.commandExited = spawned.exited;
     const exited = new Promise<SupervisorResult>((resolve) => {
       this.resolveExited = resolve;
     });
-    spawned.exited.then((exit) => this.onCommandExit(exit));
-    this.logger.debug('spawn', `started ${command} (pid ${spawned.pid ?? '-'}, target ${target})`, {
-      pid: spawned.pid,
-      target,
-    });
+    this.startRun(args);
 
+    const supervisor = this;
     this.handle = {
-      pid: spawned.pid,
-      stdout: spawned.stdout,
-      stderr: spawned.stderr,
+      get pid() {
+        return supervisor.run.pid;
+      },
+      get stdout() {
+        return supervisor.run.spawned.stdout;
+      },
+      get stderr() {
+        return supervisor.run.spawned.stderr;
+      },
       signal: (signal) => this.receive(signal),
       stop: (signal = 'SIGTERM') => {
         this.requestStop(signal, 'stop requested');
@@ -176,6 +173,34 @@ class Supervisor {
       },
       exited,
     };
+  }
+
+  /** Spawn the command (again, after a restart) and follow this run. */
+  private startRun(args: string[]): void {
+    const target = this.options.target ?? 'group';
+    const spawned = (this.options.spawn ?? defaultSpawn())(this.command, args, {
+      detached: target === 'group',
+      stdio: this.options.stdio ?? 'inherit',
+      env: this.options.env,
+      cwd: this.options.cwd,
+    });
+    const pid = spawned.pid;
+    const run: CommandRun = {
+      pid,
+      spawned,
+      startedAt: Date.now(),
+      sent: new Set(),
+      ready: Promise.resolve(),
+      args,
+    };
+    run.ready = pid === undefined ? Promise.resolve() : this.tree.setCommand(pid).then((info) => {
+      run.pgid = info?.pgid;
+    });
+    this.run = run;
+    this.context.commandPid = pid;
+    if (pid !== undefined) this.nodeChildren.add(pid);
+    spawned.exited.then((exit) => this.onCommandExit(run, exit));
+    this.logger.debug('spawn', `started ${this.command} (pid ${pid ?? '-'}, target ${target})`, { pid, target });
   }
 
   /** A signal gsup received: rewrite it, then stop, forward, or drop it. */
@@ -201,6 +226,14 @@ class Supervisor {
 
   private requestStop(signal: SignalName, reason: string): void {
     if (this.finished) return;
+    if (this.restarting) {
+      // No restart after a stop signal: end the wait (or the stop of the last
+      // run's leftovers) and exit with the last status.
+      this.logger.notice('restart-cancelled', `${reason}: no restart`);
+      this.restarting.cancel.abort();
+      this.restarting.cleanup?.escalate();
+      return;
+    }
     if (this.stopSequence) {
       this.stopSequence.escalate();
       return;
@@ -221,9 +254,9 @@ class Supervisor {
       .catch((error) => this.fail(error));
   }
 
-  private async onCommandExit(exit: CommandExit): Promise<void> {
-    this.commandExit = exit;
-    if (this.pid !== undefined) this.nodeChildren.delete(this.pid);
+  private async onCommandExit(run: CommandRun, exit: CommandExit): Promise<void> {
+    run.exit = exit;
+    if (run.pid !== undefined) this.nodeChildren.delete(run.pid);
     this.wakeup.wake();
     if (exit.errorCode !== undefined) return this.finish();
     const status = exitStatus(exit);
@@ -231,6 +264,9 @@ class Supervisor {
     if (this.stopSequence) return; // the stop waits for the whole tree by itself
 
     try {
+      const decision = this.restartPolicy.decide(exit, Date.now() - run.startedAt, run.sent);
+      if (decision.restart) return await this.restart(run, decision.delayMs, `${decision.reason} (restart ${decision.attempt} of ${this.options.maxRestarts ?? 10})`);
+      if (decision.reason) this.logger.warn('restart-give-up', `command ${decision.reason}`);
       const policy = this.options.onExit ?? 'auto';
       let leftovers: TreeSnapshot['alive'] = [];
       if (policy !== 'exit' && !this.nothingCanBeLeft()) {
@@ -241,7 +277,7 @@ class Supervisor {
         if (managers.some((manager) => !leftovers.includes(manager.info))) leftovers = (await this.scan()).alive;
       }
       if (this.stopSequence) return; // a stop signal came while we looked
-      const action = onExitAction(policy, status, leftovers, this.commandPgid);
+      const action = onExitAction(policy, status, leftovers, run.pgid);
       if (action === 'exit') return this.finish();
       this.supervisingDaemons = action === 'wait' && policy === 'auto';
       if (action === 'stop') {
@@ -255,6 +291,25 @@ class Supervisor {
     } catch (error) {
       this.fail(error);
     }
+  }
+
+  /** Stop what the last run left (two runs never overlap), wait the backoff, run again. */
+  private async restart(run: CommandRun, delayMs: number, reason: string): Promise<void> {
+    const restarting: NonNullable<Supervisor['restarting']> = { cancel: new AbortController() };
+    this.restarting = restarting;
+    const leftovers = this.nothingCanBeLeft() ? [] : (await this.scan()).alive;
+    if (leftovers.length > 0 && !restarting.cancel.signal.aborted) {
+      restarting.cleanup = new StopSequence(this.context, this.options.killTimeout ?? DEFAULT_KILL_TIMEOUT);
+      const summary = await restarting.cleanup.run('SIGTERM', 0, `command ${reason}, leaving ${leftovers.length} process(es)`);
+      if (summary.killed.length > 0) this.killed = true;
+    }
+    if (!restarting.cancel.signal.aborted) {
+      this.logger.notice('restart', `command ${reason}: restarting in ${formatDuration(delayMs)}`, { delayMs, reason });
+      await abortableSleep(delayMs, restarting.cancel.signal);
+    }
+    this.restarting = undefined;
+    if (restarting.cancel.signal.aborted || this.finished) return this.finish();
+    this.startRun(run.args);
   }
 
   /**
@@ -295,7 +350,7 @@ class Supervisor {
   }
 
   private async scan(): Promise<TreeSnapshot> {
-    await this.ready;
+    await this.run.ready;
     const snapshot = await this.tree.scan();
     if (this.logger.enabled('info')) {
       for (const info of snapshot.joined) {
@@ -320,7 +375,8 @@ class Supervisor {
     const early = stop || only ? undefined : await this.commandGroup();
     if (early !== undefined) this.platform.kill(-early, signal);
     const snapshot = await this.scan();
-    let targets = selector.select(snapshot, this.pid);
+    let targets = selector.select(snapshot, this.run.pid);
+    this.run.sent.add(signal);
     if (early !== undefined) targets = targets.filter((target) => (target.kind === 'group' ? target.pgid : target.process.pgid) !== early);
     let pm2Kill: Pm2Manager[] = [];
     const reached = new Set<number>(early === undefined ? [] : snapshot.alive.filter((info) => info.pgid === early).map((info) => info.pid));
@@ -368,10 +424,11 @@ class Supervisor {
    */
   private async commandGroup(): Promise<number | undefined> {
     if ((this.options.target ?? 'group') !== 'group') return undefined;
-    await this.ready;
-    if (this.commandExit || this.pid === undefined || this.commandPgid !== this.pid) return undefined;
-    if (this.pm2 && (await this.pm2.isManager(this.pid))) return undefined;
-    return this.pid;
+    const run = this.run;
+    await run.ready;
+    if (run.exit || run.pid === undefined || run.pgid !== run.pid) return undefined;
+    if (this.pm2 && (await this.pm2.isManager(run.pid))) return undefined;
+    return run.pid;
   }
 
   private spawnPm2Kill(manager: Pm2Manager): void {
@@ -393,7 +450,7 @@ class Supervisor {
 
   private async finish(): Promise<void> {
     if (this.finished) return;
-    const commandExit = this.commandExit ?? (await this.commandExited);
+    const commandExit = this.run.exit ?? (await this.run.spawned.exited);
     if (this.finished) return;
     // A zombie is not alive, so the tree can look empty before SIGCHLD has
     // been handled: reap now, so a daemon's status is not missed — waiting
@@ -422,6 +479,33 @@ class Supervisor {
     this.removeChildWatch();
     this.resolveExited({ exitCode: 125, code: null, signal: null, killed: this.killed });
   }
+}
+
+/** One run of the command. */
+interface CommandRun {
+  pid: number | undefined;
+  /** Its process group, once known. */
+  pgid?: number;
+  spawned: SpawnedCommand;
+  args: string[];
+  startedAt: number;
+  /** Resolves once its facts (group, start time) are read. */
+  ready: Promise<void>;
+  exit?: CommandExit;
+  /** Signals gsup forwarded while it ran (a death by one of them is not a failure). */
+  sent: Set<SignalName>;
+}
+
+function abortableSleep(ms: number, abort: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      abort.removeEventListener('abort', done);
+      resolve();
+    }
+    abort.addEventListener('abort', done, { once: true });
+  });
 }
 
 function describeExit(exit: CommandExit): string {

@@ -1,5 +1,6 @@
 import type { LogFormat } from '../log.js';
 import { ON_EXIT_POLICIES, type OnExitPolicy } from '../engine/on-exit.js';
+import { RESTART_MODES, type RestartMode } from '../engine/restart.js';
 import { TARGET_MODES, type TargetMode } from '../engine/targets.js';
 import type { SignalName } from '../platform/index.js';
 import { parseDuration } from './duration.js';
@@ -20,6 +21,9 @@ export interface CliOptions {
   logFormat: LogFormat;
   subreaper: boolean;
   pm2: boolean;
+  restart: RestartMode;
+  maxRestarts: number;
+  restartDelay: number;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -28,6 +32,11 @@ export type CliRequest = { kind: 'run'; options: CliOptions } | { kind: 'done' }
 function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new UsageError(`invalid value "${value}" for ${what}: expected ${allowed.join(', ')}`);
+}
+
+function count(text: string, what: string): number {
+  if (/^\d+$/.test(text.trim())) return Number(text);
+  throw new UsageError(`invalid number "${text}" for ${what}: expected a whole number`);
 }
 
 function exitCode(text: string, what: string): number {
@@ -87,6 +96,9 @@ export async function parseCommandLine(
   const target = pick('target', '--target', 'GSUP_TARGET');
   const onExit = pick('onExit', '--on-exit', 'GSUP_ON_EXIT');
   const logFormat = pick('logFormat', '--log-format', 'GSUP_LOG_FORMAT');
+  const restart = pick('restart', '--restart', 'GSUP_RESTART');
+  const maxRestarts = pick('maxRestarts', '--max-restarts', 'GSUP_MAX_RESTARTS');
+  const restartDelay = pick('restartDelay', '--restart-delay', 'GSUP_RESTART_DELAY');
   const rewrite = new Map<SignalName, SignalName | null>();
   for (const [value] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
     const [from, to] = parseRewrite(value);
@@ -109,6 +121,9 @@ export async function parseCommandLine(
     target: target ? oneOf(target[0], TARGET_MODES, target[1]) : 'group',
     onExit: onExit ? oneOf(onExit[0], ON_EXIT_POLICIES, onExit[1]) : 'auto',
     logFormat: logFormat ? oneOf(logFormat[0], ['text', 'json'] as const, logFormat[1]) : 'text',
+    restart: restart ? oneOf(restart[0], RESTART_MODES, restart[1]) : 'never',
+    maxRestarts: maxRestarts ? count(...maxRestarts) : 10,
+    restartDelay: restartDelay ? parseDuration(...restartDelay) : 1000,
     rewrite,
     successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) => exitCode(value, what)),
     verbosity,

@@ -8,8 +8,9 @@ import { USAGE } from './usage.js';
 const EXAMPLES = `
 Examples:
   Docker:    ENTRYPOINT ["gsup", "--"]   then   CMD ["node", "server.js"]
-  npx/tsx:   gsup -- npx tsx src/index.ts
-  pm2:       gsup -- pm2 start app.js -i 2
+             (with GSUP_KILL_TIMEOUT=8s to stop within docker's 10 s)
+  npx/tsx:   gsup -- npx tsx src/index.ts      (Ctrl+C reaches the app once)
+  pm2:       gsup -- pm2 start app.js -i 2     (stays; stops the apps with pm2 kill)
 
 Exit status: the command's code; 128+N when it died of signal N; 126 not
 executable; 127 not found; 125 gsup's own error.
@@ -41,6 +42,9 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   program.addOption(
     new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
   );
+  option('--restart <mode>', 'restart the command when it exits: never, on-failure or always', 'GSUP_RESTART', 'never');
+  option('--max-restarts <n>', 'quick failures (runs under 10 s) in a row before giving up', 'GSUP_MAX_RESTARTS', '10');
+  option('--restart-delay <duration>', 'first delay before a restart; doubles after each quick failure, up to 30s', 'GSUP_RESTART_DELAY', '1s');
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
   program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));

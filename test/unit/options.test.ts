@@ -71,6 +71,9 @@ describe('parseCommandLine', () => {
       verbosity: 0,
       subreaper: true,
       pm2: true,
+      restart: 'never',
+      maxRestarts: 10,
+      restartDelay: 1000,
     });
   });
 
@@ -89,6 +92,9 @@ describe('parseCommandLine', () => {
       GSUP_SUCCESS_EXIT: '143, 3',
       GSUP_VERBOSE: '2',
       GSUP_LOG_FORMAT: 'json',
+      GSUP_RESTART: 'on-failure',
+      GSUP_MAX_RESTARTS: '3',
+      GSUP_RESTART_DELAY: '250ms',
     };
     expect(await parse(['x'], env)).toMatchObject({
       killTimeout: 3000,
@@ -102,6 +108,9 @@ describe('parseCommandLine', () => {
       successExit: [143, 3],
       verbosity: 2,
       logFormat: 'json',
+      restart: 'on-failure',
+      maxRestarts: 3,
+      restartDelay: 250,
     });
     expect(await parse(['-t', '1s', '--target', 'child', '-r', 'HUP:USR1', '-e', '2', '-q', 'x'], env)).toMatchObject({
       killTimeout: 1000,

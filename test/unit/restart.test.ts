@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { RestartPolicy } from '../../src/engine/restart.js';
+
+const none = new Set<NodeJS.Signals>();
+const failed = { code: 1, signal: null };
+
+describe('RestartPolicy', () => {
+  it('never restarts by default', () => {
+    expect(new RestartPolicy('never', 10, 1000).decide(failed, 5, none)).toEqual({ restart: false });
+  });
+
+  it('on-failure: non-zero exits and signals gsup did not send; not exit 0, not a signal it forwarded', () => {
+    const policy = () => new RestartPolicy('on-failure', 10, 1000);
+    expect(policy().decide(failed, 5, none).restart).toBe(true);
+    expect(policy().decide({ code: 0, signal: null }, 5, none).restart).toBe(false);
+    expect(policy().decide({ code: null, signal: 'SIGKILL' }, 5, none).restart).toBe(true);
+    expect(policy().decide({ code: null, signal: 'SIGHUP' }, 5, new Set(['SIGHUP'])).restart).toBe(false);
+    expect(policy().decide({ code: null, signal: null, errorCode: 'ENOENT' }, 5, none).restart).toBe(false);
+  });
+
+  it('always: exit 0 too', () => {
+    expect(new RestartPolicy('always', 10, 1000).decide({ code: 0, signal: null }, 5, none)).toMatchObject({ restart: true, reason: 'exited with code 0' });
+  });
+
+  it('doubles the delay after each quick failure, up to 30 s, and gives up after maxRestarts in a row', () => {
+    const policy = new RestartPolicy('on-failure', 7, 1000);
+    const delays: number[] = [];
+    for (let run = 0; run < 7; run++) {
+      const decision = policy.decide(failed, 100, none);
+      if (!decision.restart) throw new Error('expected a restart');
+      delays.push(decision.delayMs);
+    }
+    expect(delays).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    expect(policy.decide(failed, 100, none)).toEqual({ restart: false, reason: 'exited with code 1; giving up after 7 restart(s) in a row' });
+  });
+
+  it('a run that lived 10 s or more resets the delay and the count', () => {
+    const policy = new RestartPolicy('on-failure', 2, 500);
+    policy.decide(failed, 100, none);
+    policy.decide(failed, 100, none);
+    expect(policy.decide(failed, 12_000, none)).toMatchObject({ restart: true, delayMs: 500, attempt: 0 });
+    expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 500, attempt: 1 });
+  });
+});
