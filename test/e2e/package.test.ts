@@ -1,0 +1,66 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PRINTER, ROOT, Run, hostPidOfPid1, killEverything, tempDir, unshareWorks } from '../helpers/gsup.js';
+import { waitFor } from '../helpers/proc.js';
+
+// The package as a stranger gets it: `npm pack`, installed into an empty
+// folder, run from there. (dist/ is already built by `npm test`; packing
+// with --ignore-scripts keeps it from being rebuilt under the other tests.)
+const dir = tempDir();
+let installed = '';
+let files: string[] = [];
+
+beforeAll(() => {
+  const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
+  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir.path], ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  files = packed.files.map((file) => file.path);
+  const app = join(dir.path, 'app');
+  execFileSync('mkdir', ['-p', app]);
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir.path, packed.filename)], app);
+  installed = join(app, 'node_modules', '.bin', 'gsup');
+}, 240_000);
+
+afterEach(() => {
+  killEverything();
+});
+afterAll(() => dir.remove());
+
+describe('the npm package', () => {
+  it('holds the bin, the built code, README and LICENSE, and no sources or tests', () => {
+    for (const file of ['bin/gsup.cjs', 'dist/cli.cjs', 'dist/flags.cjs', 'dist/index.js', 'dist/index.d.ts', 'README.md', 'LICENSE', 'package.json']) {
+      expect(files).toContain(file);
+    }
+    expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/') || file.startsWith('fixtures/'))).toEqual([]);
+  });
+
+  it('installs into an empty folder and runs: --version, and a signal round trip', async () => {
+    expect(existsSync(installed)).toBe(true);
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(execFileSync(installed, ['--version'], { encoding: 'utf8' }).trim()).toBe(version);
+    const run = new Run(installed, ['-v', '--', 'node', PRINTER]);
+    await run.ready();
+    run.signal('SIGUSR2');
+    await run.waitForLine(/^signal: SIGUSR2 /);
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^signal: SIGUSR2 /)).toBe(1);
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+    // Orphans are adopted: koffi works without its install script.
+    expect(run.stderr.join('\n')).not.toContain('cannot become child subreaper');
+  });
+
+  it.skipIf(!unshareWorks)('passes the container simulation: PID 1, SIGTERM, the right exit status', async () => {
+    const run = new Run('unshare', ['--pid', '--fork', '--mount-proc', installed, '--', 'node', PRINTER, '--cleanup', '100'], { namespaced: true });
+    await run.ready();
+    let pid1: number | undefined;
+    await waitFor(() => (pid1 = hostPidOfPid1(run)) !== undefined, 'gsup under unshare');
+    process.kill(pid1!, 'SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^clean exit/)).toBe(1);
+
+    const failing = new Run('unshare', ['--pid', '--fork', '--mount-proc', installed, '--', 'sh', '-c', 'exit 9'], { namespaced: true });
+    expect((await failing.finished()).code).toBe(9);
+  });
+});
