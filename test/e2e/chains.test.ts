@@ -1,21 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, Run, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { ROOT, Run, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
 import { isAlive, related } from '../helpers/proc.js';
 
-const cleanups: Array<() => void> = [];
 afterEach(() => {
   killEverything();
-  for (const cleanup of cleanups.splice(0)) cleanup();
 });
-
-function marker(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return join(dir.path, 'clean-exit');
-}
 
 const APP_TS = 'fixtures/app.ts';
 
@@ -29,7 +20,7 @@ describe.each([
   { name: 'npm exec tsx', command: ['npm', 'exec', 'tsx', '--', APP_TS] },
 ])('gsup -- $name fixtures/app.ts', ({ command }) => {
   it.each(['SIGTERM', 'SIGINT'] as const)('%s: the app gets it once, cleans up, and gsup exits after it', async (signal) => {
-    const done = marker();
+    const done = markerPath();
     const run = gsup(['--', ...command, '--cleanup', '500', '--marker', done]);
     const app = await run.ready('app');
     run.signal(signal);
@@ -46,7 +37,7 @@ describe.each([
 
 describe('without gsup', () => {
   it('kill -TERM to npx leaves the app running (the problem gsup solves)', async () => {
-    const done = marker();
+    const done = markerPath();
     const run = new Run('npx', ['tsx', APP_TS, '--marker', done]);
     const app = await run.ready('app');
     process.kill(run.pid, 'SIGTERM');
@@ -62,7 +53,7 @@ describe('without gsup', () => {
 
 describe('a bootstrap shell script without exec', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('%s: the app gets one signal and cleans up', async (signal) => {
-    const done = marker();
+    const done = markerPath();
     const run = gsup(['--', 'bash', fixture('bootstrap.sh'), '--cleanup', '300', '--marker', done]);
     await run.ready('app');
     run.signal(signal);

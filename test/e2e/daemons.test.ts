@@ -1,26 +1,17 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Run, fixture, gsup, killEverything, tempDir } from '../helpers/gsup.js';
+import { Run, fixture, gsup, killEverything, markerPath } from '../helpers/gsup.js';
 import { isAlive, readProc } from '../helpers/proc.js';
 
-const cleanups: Array<() => void> = [];
 afterEach(() => {
   killEverything();
-  for (const cleanup of cleanups.splice(0)) cleanup();
 });
-
-function marker(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return join(dir.path, 'clean-exit');
-}
 
 const DAEMONIZE = fixture('daemonize.js');
 
 describe('subreaper (Linux, not PID 1)', () => {
   it('keeps a double-forked daemon in the tree: it gets SIGTERM once and gsup waits for it', async () => {
-    const done = marker();
+    const done = markerPath();
     const run = gsup(['--', 'node', DAEMONIZE, '--', '--cleanup', '300', '--marker', done]);
     const daemon = await run.ready('daemon');
     await run.ready('daemonize');

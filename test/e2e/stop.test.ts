@@ -1,24 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { PRINTER, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
 import { isAlive, related } from '../helpers/proc.js';
 
-const cleanups: Array<() => void> = [];
 afterEach(() => {
   killEverything();
-  for (const cleanup of cleanups.splice(0)) cleanup();
 });
-
-function marker(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return join(dir.path, 'clean-exit');
-}
 
 describe('the stop sequence', () => {
   it('waits for the whole tree: the app finishes its 1 s cleanup after its parent exited', async () => {
-    const done = marker();
+    const done = markerPath();
     const run = gsup(['--', 'node', fixture('spawner.js'), '--child-args', `--cleanup 1000 --marker ${done}`]);
     const appPid = await run.ready('child0');
     await run.ready('spawner');

@@ -204,6 +204,7 @@ export function killEverything(): number[] {
   }
   runs.clear();
   fixturePids.clear();
+  for (const remove of markerDirs.splice(0)) remove();
   return left.map((proc) => proc.pid);
 }
 
@@ -219,6 +220,15 @@ function commandLine(pid: number): string {
   } catch {
     return '';
   }
+}
+
+const markerDirs: Array<() => void> = [];
+
+/** A path where a fixture writes its "clean exit" marker; removed by killEverything(). */
+export function markerPath(): string {
+  const dir = tempDir();
+  markerDirs.push(dir.remove);
+  return join(dir.path, 'clean-exit');
 }
 
 export function tempDir(): { path: string; remove: () => void } {
