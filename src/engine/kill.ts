@@ -5,6 +5,7 @@ import { GroupTargets } from './targets.js';
 export interface KilledProcess {
   pid: number;
   command: string;
+  startTime: number;
 }
 
 // A process in uninterruptible sleep can outlive SIGKILL for a while; give up
@@ -32,7 +33,9 @@ export async function killTree(context: EngineContext): Promise<KilledProcess[]>
       break;
     }
     for (const info of snapshot.alive) {
-      if (!killed.has(info.pid)) killed.set(info.pid, { pid: info.pid, command: platform.commandLine(info.pid) });
+      if (!killed.has(info.pid)) {
+        killed.set(info.pid, { pid: info.pid, command: platform.commandLine(info.pid), startTime: info.startTime });
+      }
     }
     if (!platform.canSignal && platform.killTree) {
       for (const info of snapshot.alive) await platform.killTree(info.pid);
@@ -44,5 +47,6 @@ export async function killTree(context: EngineContext): Promise<KilledProcess[]>
     }
     await context.wakeup.wait(round < 10 ? 1 : 10, context.abort);
   }
-  return [...killed.values()].sort((a, b) => a.pid - b.pid);
+  // Oldest first (the command before what it forked): pids wrap around, start times do not.
+  return [...killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
 }

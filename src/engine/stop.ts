@@ -99,7 +99,7 @@ export class StopSequence {
       'stopped',
       `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` +
         (killed.length > 0 ? `: ${shown.join(', ')}` : ''),
-      { durationMs, exited, killed },
+      { durationMs, exited, killed: killed.map(({ pid, command }) => ({ pid, command })) },
     );
     return { durationMs, exited, killed };
   }

@@ -217,21 +217,26 @@ class Supervisor {
       this.requestStop(signal, `${received} received`);
       return;
     }
-    const forwarded = this.forward(signal);
-    if (JOB_CONTROL_SIGNALS.has(signal) && this.options.suspendSelf) {
-      const suspend = this.options.suspendSelf;
-      forwarded.then(() => suspend(), () => suspend());
-    }
+    const forwarded = this.forward(signal).then(
+      () => undefined,
+      (error: unknown) => this.logger.error('forward-failed', `${signal} not forwarded: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    // Job control: once the signal is out, gsup stops itself too.
+    if (JOB_CONTROL_SIGNALS.has(signal) && this.options.suspendSelf) void forwarded.then(this.options.suspendSelf);
   }
 
   private requestStop(signal: SignalName, reason: string): void {
     if (this.finished) return;
     if (this.restarting) {
-      // No restart after a stop signal: end the wait (or the stop of the last
-      // run's leftovers) and exit with the last status.
+      // No restart after a stop signal: end the wait and exit with the last
+      // status. A stop of the last run's leftovers goes on; a second stop
+      // signal makes it kill at once.
+      if (this.restarting.cancel.signal.aborted) {
+        this.restarting.cleanup?.escalate();
+        return;
+      }
       this.logger.notice('restart-cancelled', `${reason}: no restart`);
       this.restarting.cancel.abort();
-      this.restarting.cleanup?.escalate();
       return;
     }
     if (this.stopSequence) {

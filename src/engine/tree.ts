@@ -49,11 +49,6 @@ export class ProcessTree {
     return this.known.size;
   }
 
-  /** Is this exactly a process that was seen in the tree (pid and start time)? */
-  isKnown(info: ProcessInfo): boolean {
-    return this.known.get(info.pid) === info.startTime;
-  }
-
   private last: Promise<unknown> = Promise.resolve();
 
   /** One look at a time: each updates what is known, in order. */
