@@ -25,21 +25,34 @@ function readSmallFile(path: string): string | undefined {
   }
 }
 
-/** Parses /proc/PID/stat. The command name (field 2) may hold spaces and ')'. */
+/**
+ * Parses /proc/PID/stat. The command name (field 2) may hold spaces and ')'.
+ * Only fields 3–6 and 22 are cut out (no split into 50 strings): a scan reads
+ * this for every process on the machine.
+ */
 export function parseStat(pid: number, text: string): ProcessInfo | undefined {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  const name = text.slice(text.indexOf('(') + 1, close);
-  const fields = text.slice(close + 2).split(' ');
-  // fields[0] is field 3 of proc(5): state, ppid, pgrp, session, ..., starttime (22)
+  const values: number[] = [];
+  let state = '';
+  let start = close + 2;
+  // Fields after the name, from field 3 (state) to field 22 (starttime).
+  for (let field = 3; field <= 22; field++) {
+    const end = text.indexOf(' ', start);
+    if (field === 3) state = text.slice(start, end);
+    else if (field <= 6 || field === 22) values.push(Number(text.slice(start, end < 0 ? undefined : end)));
+    if (end < 0) break;
+    start = end + 1;
+  }
+  if (values.length < 4) return undefined;
   return {
     pid,
-    state: fields[0],
-    ppid: Number(fields[1]),
-    pgid: Number(fields[2]),
-    sid: Number(fields[3]),
-    startTime: Number(fields[19]),
-    name,
+    state,
+    ppid: values[0],
+    pgid: values[1],
+    sid: values[2],
+    startTime: values[3],
+    name: text.slice(text.indexOf('(') + 1, close),
   };
 }
 
