@@ -1,4 +1,5 @@
-import { fstatSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
+import { isTerminal } from './platform/terminal.js';
 import type { ChalkInstance } from 'chalk';
 
 export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
@@ -84,29 +85,11 @@ function writeStderr(line: string): void {
 }
 
 /**
- * Is stderr a terminal? A pipe or a file (containers, CI) — and on Linux any
- * character device that is not a terminal, such as /dev/null — is answered
- * without loading node:tty, which costs several ms of start-up.
- */
-async function stderrIsTTY(): Promise<boolean> {
-  try {
-    const stat = fstatSync(2);
-    if (!stat.isCharacterDevice()) return false;
-    // Linux terminal majors: 4 (tty, console), 5 (/dev/tty, ptmx), 136-143 (pts).
-    const major = Math.floor(stat.rdev / 256) & 0xfff;
-    if (process.platform === 'linux' && major !== 4 && major !== 5 && (major < 136 || major > 143)) return false;
-  } catch {
-    return false;
-  }
-  return (await import('node:tty')).isatty(2);
-}
-
-/**
  * A logger for stderr, coloured only on a TTY (NO_COLOR / FORCE_COLOR
  * honoured); chalk is loaded only then.
  */
 export async function createLogger(options: Omit<LoggerOptions, 'paint'> = {}): Promise<Logger> {
-  const color = options.format !== 'json' && colorWanted(process.env, await stderrIsTTY());
+  const color = options.format !== 'json' && colorWanted(process.env, await isTerminal(2));
   const paint = color ? new (await import('chalk')).Chalk({ level: 1 }) : undefined;
   return new Logger({ ...options, paint });
 }

@@ -1,7 +1,7 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import type { SignalName } from '../platform/index.js';
+import type { Platform, SignalName } from '../platform/index.js';
 
 /** How the command ended: an exit code, a signal, or a spawn error (ENOENT, EACCES, ...). */
 export interface CommandExit {
@@ -90,6 +90,6 @@ export function execaSpawn(): SpawnFunction | undefined {
 }
 
 /** The spawn for this platform. */
-export function defaultSpawn(): SpawnFunction {
-  return (process.platform === 'win32' && execaSpawn()) || nodeSpawn;
+export function defaultSpawn(platform: Platform): SpawnFunction {
+  return (platform.spawnWithExeca && execaSpawn()) || nodeSpawn;
 }

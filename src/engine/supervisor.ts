@@ -178,7 +178,7 @@ class Supervisor {
   /** Spawn the command (again, after a restart) and follow this run. */
   private startRun(args: string[]): void {
     const target = this.options.target ?? 'group';
-    const spawned = (this.options.spawn ?? defaultSpawn())(this.command, args, {
+    const spawned = (this.options.spawn ?? defaultSpawn(this.platform))(this.command, args, {
       detached: target === 'group',
       stdio: this.options.stdio ?? 'inherit',
       env: this.options.env,
@@ -375,9 +375,11 @@ class Supervisor {
   private async forward(signal: SignalName, { only, stop = false }: { only?: ReadonlySet<number>; stop?: boolean } = {}): Promise<Forwarded> {
     const selector = await this.selector();
     // The command's own group goes first, before the look at the tree: that
-    // look is a /proc scan, and the app should not wait for it. (Stop signals
-    // wait: a relaying wrapper in the group must get them first.)
-    const early = stop || only ? undefined : await this.commandGroup();
+    // look is a /proc scan, and the app should not wait for it. Not so for
+    // the signals that wrappers act on themselves — stop signals (tsx relays
+    // them, so it must get them first) and SIGQUIT (pm2 stops its apps on
+    // it, so a pm2 runtime inside the group must get it alone).
+    const early = stop || only || signal === 'SIGQUIT' ? undefined : await this.commandGroup();
     if (early !== undefined) this.platform.kill(-early, signal);
     const snapshot = await this.scan();
     let targets = selector.select(snapshot, this.run.pid);

@@ -63,6 +63,7 @@ function readInfo(pid: number): ProcessInfo | undefined {
 
 export const linuxPlatform: Platform = {
   name: 'linux',
+  spawnWithExeca: false,
   canSignal: true,
   async listProcesses() {
     const result: ProcessInfo[] = [];

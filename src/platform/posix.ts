@@ -46,6 +46,7 @@ const columns = ['-o', 'pid=,ppid=,pgid=,stat=,lstart='];
 
 export const posixPlatform: Platform = {
   name: 'posix',
+  spawnWithExeca: false,
   canSignal: true,
   async listProcesses() {
     return runPs(['-A', ...columns]);

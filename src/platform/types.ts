@@ -44,6 +44,8 @@ export interface Platform {
   readonly name: string;
   /** Can signals other than a kill reach a process (false on Windows)? */
   readonly canSignal: boolean;
+  /** Spawn through execa (cross-spawn's `.cmd` shims and PATHEXT: Windows) rather than node:child_process. */
+  readonly spawnWithExeca: boolean;
   /** Every process the system shows (a snapshot). */
   listProcesses(): Promise<ProcessInfo[]>;
   /** The current facts of one pid, or undefined when there is no such process. */

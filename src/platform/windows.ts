@@ -5,6 +5,7 @@ import type { Platform, ProcessInfo } from './types.js';
 // stop is tree-kill (taskkill /T /F), and forwarding is best effort.
 export const windowsPlatform: Platform = {
   name: 'windows',
+  spawnWithExeca: true,
   canSignal: false,
   async listProcesses() {
     // Loaded here: the other platforms never pay for them.

@@ -4,6 +4,7 @@ import type { Platform, ProcessInfo, SignalName } from '../../src/platform/index
 export class FakePlatform implements Platform {
   readonly name = 'fake';
   readonly canSignal = true;
+  readonly spawnWithExeca = false;
   readonly processes = new Map<number, ProcessInfo>();
   readonly kills: Array<{ pid: number; signal: SignalName }> = [];
   /** What a process does when it gets a signal; default: dies on SIGKILL only. */
