@@ -27,18 +27,22 @@ export class Pm2Supervision {
   private readonly warned = new Set<string>();
   private readonly verdicts = new Map<string, Pm2Manager | undefined>();
   private readonly announced = new Set<number>();
-  private readonly cli: string | undefined;
+  private cliPath?: string | null;
 
   constructor(
     private readonly platform: Platform,
     private readonly tree: ProcessTree,
     private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv,
-    private readonly ownStartTime: Promise<number>,
-    command: string,
-    cwd: string,
-  ) {
-    this.cli = findPm2Cli(command, env, cwd);
+    private readonly ownStartTime: () => Promise<number>,
+    private readonly command: string,
+    private readonly cwd: string,
+  ) {}
+
+  /** The pm2 CLI, looked for only when a God daemon has to be stopped. */
+  private get cli(): string | undefined {
+    if (this.cliPath === undefined) this.cliPath = findPm2Cli(this.command, this.env, this.cwd) ?? null;
+    return this.cliPath ?? undefined;
   }
 
   /**
@@ -120,7 +124,7 @@ export class Pm2Supervision {
     if (!manager) return undefined;
     const key = `${pid}:${info.startTime}`;
     // An older daemon is shared with other work: never adopted, never signalled.
-    const foreign = info.startTime < (await this.ownStartTime) || (this.platform.ownerMatches && !this.platform.ownerMatches(pid));
+    const foreign = info.startTime < (await this.ownStartTime()) || (this.platform.ownerMatches && !this.platform.ownerMatches(pid));
     if (foreign) {
       if (!this.warned.has(key)) {
         this.warned.add(key);

@@ -143,7 +143,7 @@ class Supervisor {
     // Before the spawn: an orphan made in the first millisecond must come to gsup too.
     this.reaping = this.adoptOrphans();
     if (options.pm2 ?? true) {
-      const ownStart = this.platform.processInfo(process.pid).then((info) => info?.startTime ?? 0);
+      const ownStart = async () => (await this.platform.processInfo(process.pid))?.startTime ?? 0;
       this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, options.cwd ?? process.cwd());
     }
     this.removeChildWatch = this.platform.watchChildren(() => {

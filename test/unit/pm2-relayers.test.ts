@@ -19,7 +19,7 @@ function pm2Setup() {
   const tree = new ProcessTree(platform, GSUP);
   const lines: string[] = [];
   const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line) });
-  const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: '/nonexistent', PATH: '' }, Promise.resolve(0), 'pm2', ROOT);
+  const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: '/nonexistent', PATH: '' }, async () => 0, 'pm2', ROOT);
   return { platform, tree, supervision, lines };
 }
 
