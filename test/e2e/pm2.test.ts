@@ -39,7 +39,10 @@ describe('gsup -- pm2 start', () => {
       expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
       expect(pm2.lines()).toContain(`clean exit ${pid}`);
     }
-    expect(pm2.readyPids()).toEqual(apps); // no app restarted
+    expect(pm2.readyPids()).toEqual(apps); // no app restarted: no new pid
+    // ... and pm2 logged each start once, no restart.
+    expect(pm2.pm2Log().match(/starting in -cluster mode-/g)).toHaveLength(4);
+    expect(pm2.pm2Log()).not.toMatch(/restart/i);
     expect(took).toBeLessThan(2500); // in parallel: about one app's 1 s cleanup
     expect(isAlive(god)).toBe(false);
     expect(existsSync(join(pm2.path, 'pm2.pid'))).toBe(false);
