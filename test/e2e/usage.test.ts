@@ -20,6 +20,10 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['--log-format', 'xml', 'true'], {}, /^gsup: invalid value "xml" for --log-format/],
     [['-e', '300', 'true'], {}, /^gsup: invalid exit code "300" for --success-exit/],
     [['--target'], {}, /^gsup: option '--target <mode>' argument missing/],
+    [['--restart', 'sometimes', 'true'], {}, /^gsup: invalid value "sometimes" for --restart: expected never, on-failure, always/],
+    [['--max-restarts', 'many', 'true'], {}, /^gsup: invalid number "many" for --max-restarts/],
+    [['--restart-delay', '1y', 'true'], {}, /^gsup: invalid duration "1y" for --restart-delay/],
+    [['true'], { GSUP_PM2: 'perhaps' }, /^gsup: invalid value "perhaps" for GSUP_PM2/],
     [['true'], { GSUP_KILL_TIMEOUT: '10x' }, /^gsup: invalid duration "10x" for GSUP_KILL_TIMEOUT/],
     [['true'], { GSUP_TARGET: 'nope' }, /^gsup: invalid value "nope" for GSUP_TARGET/],
     [['true'], { GSUP_REWRITE: 'TERM:BOGUS' }, /^gsup: invalid signal "BOGUS" in --rewrite "TERM:BOGUS"/],
@@ -43,10 +47,16 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     const help = gsup(['--help']);
     expect((await help.finished()).code).toBe(0);
     const text = help.stdout.join('\n');
-    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--verbose', '--quiet', '--log-format']) {
+    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--restart', '--max-restarts', '--restart-delay', '--no-subreaper', '--no-pm2', '--verbose', '--quiet', '--log-format']) {
       expect(text).toContain(flag);
     }
-    expect(text).toContain('GSUP_KILL_TIMEOUT');
+    for (const variable of ['GSUP_KILL_TIMEOUT', 'GSUP_TARGET', 'GSUP_REWRITE', 'GSUP_STOP_DELAY', 'GSUP_ON_EXIT', 'GSUP_SUCCESS_EXIT', 'GSUP_RESTART', 'GSUP_MAX_RESTARTS', 'GSUP_RESTART_DELAY', 'GSUP_SUBREAPER', 'GSUP_PM2', 'GSUP_VERBOSE', 'GSUP_LOG_FORMAT']) {
+      expect(text).toContain(variable);
+    }
+    // Three examples: Docker, npx tsx, pm2 start.
+    expect(text).toContain('ENTRYPOINT ["gsup", "--"]');
+    expect(text).toContain('gsup -- npx tsx src/index.ts');
+    expect(text).toContain('gsup -- pm2 start app.js -i 2');
     const version = gsup(['--version']);
     expect((await version.finished()).code).toBe(0);
     expect(version.stdout[0]).toMatch(/^\d+\.\d+\.\d+$/);
