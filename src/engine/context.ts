@@ -1,12 +1,11 @@
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
-import type { TreeSnapshot, ProcessTree } from './tree.js';
+import type { TreeSnapshot } from './tree.js';
 import type { Wakeup } from './wakeup.js';
 
 /** What the parts of one supervision share; `abort` tears down every timer of the run. */
 export interface EngineContext {
   platform: Platform;
-  tree: ProcessTree;
   logger: Logger;
   wakeup: Wakeup;
   abort: AbortSignal;

@@ -146,19 +146,21 @@ export class Pm2Supervision {
    */
   route(targets: Target[], snapshot: TreeSnapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
     if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set() };
+    // Each manager with everything below it: those are pm2's to signal.
     const managed = new Set<number>();
-    const children = new Map<number, ProcessInfo[]>();
-    for (const info of snapshot.members) {
-      const list = children.get(info.ppid);
-      if (list) list.push(info);
-      else children.set(info.ppid, [info]);
-    }
-    const queue = managers.map((manager) => manager.info);
-    while (queue.length > 0) {
-      const info = queue.pop()!;
-      if (managed.has(info.pid)) continue;
-      managed.add(info.pid);
-      queue.push(...(children.get(info.pid) ?? []));
+    const runs = new Map<Pm2Manager, number[]>();
+    for (const manager of managers) {
+      const below: number[] = [];
+      const queue = [...(snapshot.children.get(manager.info.pid) ?? [])];
+      while (queue.length > 0) {
+        const info = queue.pop()!;
+        if (managed.has(info.pid)) continue;
+        managed.add(info.pid);
+        below.push(info.pid);
+        queue.push(...(snapshot.children.get(info.pid) ?? []));
+      }
+      managed.add(manager.info.pid);
+      runs.set(manager, below);
     }
     const others = new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !managed.has(pid)));
     const routed = restrictTargets(targets, others);
@@ -170,15 +172,16 @@ export class Pm2Supervision {
     if (stop && !this.cli && managers.some((manager) => manager.kind === 'daemon')) {
       this.warnOnce('pm2-cli-missing', `pm2 CLI not found: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`);
     }
-    for (const manager of managers) {
-      const apps = [...managed].filter((pid) => pid !== manager.info.pid && isDescendant(pid, manager.info.pid, snapshot));
-      this.logger.info(
-        'pm2-forward',
-        `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
-          (pm2Kill.includes(manager) ? ' (pm2 kill)' : '') +
-          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
-        { pid: manager.info.pid, signal, apps, pm2Kill: pm2Kill.includes(manager) },
-      );
+    if (this.logger.enabled('info')) {
+      for (const [manager, apps] of runs) {
+        this.logger.info(
+          'pm2-forward',
+          `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
+            (pm2Kill.includes(manager) ? ' (pm2 kill)' : '') +
+            (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
+          { pid: manager.info.pid, signal, apps, pm2Kill: pm2Kill.includes(manager) },
+        );
+      }
     }
     return { targets: routed, pm2Kill, managed };
   }
@@ -207,14 +210,6 @@ export interface Pm2Route {
   pm2Kill: Pm2Manager[];
   /** The managers and every process they run. */
   managed: Set<number>;
-}
-
-function isDescendant(pid: number, ancestor: number, snapshot: TreeSnapshot): boolean {
-  const byPid = new Map(snapshot.members.map((info) => [info.pid, info]));
-  for (let info = byPid.get(pid); info; info = byPid.get(info.ppid)) {
-    if (info.ppid === ancestor) return true;
-  }
-  return false;
 }
 
 function executable(path: string): boolean {

@@ -3,6 +3,7 @@ import { formatDuration, type EngineContext } from './context.js';
 import { killTree, type KilledProcess } from './kill.js';
 import type { TreeSnapshot } from './tree.js';
 import { waitForEmptyTree } from './wait-empty.js';
+import { sleep } from './wakeup.js';
 
 export interface StopSummary {
   durationMs: number;
@@ -42,7 +43,7 @@ export class StopSequence {
   }
 
   async run(signal: SignalName, delayMs: number, reason: string): Promise<StopSummary> {
-    const { logger, wakeup } = this.context;
+    const { logger } = this.context;
     const started = Date.now();
     logger.notice('stop', `${reason}: stopping the tree with ${signal} (kill timeout ${formatDuration(this.killTimeoutMs)})`, {
       signal,
@@ -53,7 +54,7 @@ export class StopSequence {
 
     if (delayMs > 0) {
       logger.notice('stop-delay', `waiting ${formatDuration(delayMs)} before forwarding ${signal}`, { delayMs });
-      await wakeup.wait(delayMs, this.delayOver.signal);
+      await sleep(delayMs, this.delayOver.signal);
     }
 
     const seen = new Set<number>();

@@ -13,7 +13,7 @@ import { describeTargets, reachedPids, restrictTargets, targetSelector, type Tar
 import { Pm2Supervision, type Pm2Manager } from './pm2.js';
 import { ProcessTree, type TreeSnapshot } from './tree.js';
 import { waitForEmptyTree } from './wait-empty.js';
-import { Wakeup } from './wakeup.js';
+import { Wakeup, sleep } from './wakeup.js';
 
 export interface SuperviseOptions {
   /** Milliseconds between the stop signal and SIGKILL of what is left (10 000). */
@@ -129,7 +129,6 @@ class Supervisor {
     this.relayers = new Relayers(this.platform);
     this.context = {
       platform: this.platform,
-      tree: this.tree,
       logger: this.logger,
       wakeup: this.wakeup,
       abort: this.abort.signal,
@@ -310,7 +309,7 @@ class Supervisor {
     }
     if (!restarting.cancel.signal.aborted) {
       this.logger.notice('restart', `command ${reason}: restarting in ${formatDuration(delayMs)}`, { delayMs, reason });
-      await abortableSleep(delayMs, restarting.cancel.signal);
+      await sleep(delayMs, restarting.cancel.signal);
     }
     this.restarting = undefined;
     if (restarting.cancel.signal.aborted || this.finished) return this.finish();
@@ -462,7 +461,7 @@ class Supervisor {
     // A zombie is not alive, so the tree can look empty before SIGCHLD has
     // been handled: reap now, so a daemon's status is not missed — waiting
     // (briefly) for zombies whose threads are still exiting.
-    for (let tries = 0; this.reap() > 0 && tries < 200; tries++) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let tries = 0; this.reap() > 0 && tries < 200; tries++) await sleep(5);
     if (this.finished) return;
     // gsup stayed for the command's daemons: their status is what it reports.
     const exit = this.daemonExit ?? commandExit;
@@ -501,18 +500,6 @@ interface CommandRun {
   exit?: CommandExit;
   /** Signals gsup forwarded while it ran (a death by one of them is not a failure). */
   sent: Set<SignalName>;
-}
-
-function abortableSleep(ms: number, abort: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      abort.removeEventListener('abort', done);
-      resolve();
-    }
-    abort.addEventListener('abort', done, { once: true });
-  });
 }
 
 function describeExit(exit: CommandExit): string {

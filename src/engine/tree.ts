@@ -8,6 +8,8 @@ export interface TreeSnapshot {
   alive: ProcessInfo[];
   /** Every process on the system, by process group: to tell whether a whole group is ours. */
   groups: Map<number, ProcessInfo[]>;
+  /** Every process on the system, by parent pid. */
+  children: Map<number, ProcessInfo[]>;
   /** Pids that joined / left the tree since the previous scan. */
   joined: ProcessInfo[];
   left: number[];
@@ -115,7 +117,7 @@ export class ProcessTree {
       }
     }
 
-    return { members, alive, groups, joined, left };
+    return { members, alive, groups, children, joined, left };
   }
 }
 

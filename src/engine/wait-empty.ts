@@ -1,5 +1,6 @@
 import type { EngineContext } from './context.js';
 import type { TreeSnapshot } from './tree.js';
+import { sleep } from './wakeup.js';
 
 export interface WaitOptions {
   /** Give up at this time (Date.now() ms); Infinity waits for ever. */
@@ -26,7 +27,7 @@ export async function waitForEmptyTree(context: EngineContext, options: WaitOpti
     // A wake-up (SIGCHLD) comes early, but not sooner than twice what a look
     // costs: where a look spawns a process (ps), its own exit wakes us too.
     const gap = 2 * scanMs - (performance.now() - scanStarted - scanMs);
-    if (gap > 1 && !stop.aborted) await new Promise((resolve) => setTimeout(resolve, gap));
+    if (gap > 1) await sleep(gap, stop);
   }
 }
 

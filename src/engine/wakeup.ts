@@ -25,3 +25,20 @@ export class Wakeup {
     for (const done of [...this.waiters]) done();
   }
 }
+
+/**
+ * A plain pause that only `abort` cuts short — not a SIGCHLD: the stop delay
+ * and the wait before a restart must not end because some child exited.
+ */
+export function sleep(ms: number, abort?: AbortSignal): Promise<void> {
+  if (abort?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      abort?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    abort?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -84,6 +84,19 @@ describe('the stop sequence', () => {
     expect(again.count(/^signal: SIGTERM /)).toBe(1);
   });
 
+  it('--stop-delay is not cut short by children exiting (SIGCHLD) meanwhile', async () => {
+    // Orphans that exit every 50 ms: each one is a SIGCHLD to gsup, their subreaper.
+    const script = `trap '' TERM; node ${PRINTER} & while :; do (sleep 0.05 &); sleep 0.05; done`;
+    const run = gsup(['-t', '2s', '--stop-delay', '800ms', '--', 'sh', '-c', script]);
+    await run.ready();
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(750);
+    await run.finished();
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+  });
+
   it('SIGINT does not wait for the stop delay', async () => {
     const run = gsup(['--stop-delay', '20s', '--', 'node', PRINTER]);
     await run.ready();
