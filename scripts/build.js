@@ -21,22 +21,25 @@ const common = {
 };
 // commander (two thirds of the CLI's code) lives in a file of its own, read
 // only when the command line has options of gsup's own.
-const flagsApart = {
-  name: 'flags-apart',
+// The signal inbox too: bin/gsup.cjs loads it first, so that no signal finds
+// gsup without a handler while the rest loads; the CLI shares that instance.
+const filesApart = {
+  name: 'files-apart',
   setup(build) {
     build.onResolve({ filter: /\/flags\.js$/ }, () => ({ path: './flags.cjs', external: true }));
+    build.onResolve({ filter: /^\.\/inbox\.js$/ }, () => ({ path: './inbox.cjs', external: true }));
   },
 };
 await build({
   ...common,
-  entryPoints: { flags: 'src/options/flags.ts' },
+  entryPoints: { flags: 'src/options/flags.ts', inbox: 'src/inbox.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',
 });
 await build({
   ...common,
-  plugins: [flagsApart],
+  plugins: [filesApart],
   entryPoints: { cli: 'src/cli.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',

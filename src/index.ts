@@ -1,6 +1,6 @@
 export { supervise } from './engine/supervisor.js';
 export type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './engine/supervisor.js';
-export type { TargetMode } from './engine/targets.js';
+export type { TargetMode } from './engine/plan.js';
 export type { OnExitPolicy } from './engine/on-exit.js';
 export type { RestartMode } from './engine/restart.js';
 export type { SpawnFunction, SpawnOptions, SpawnedCommand, CommandExit } from './engine/spawn.js';

@@ -29,33 +29,50 @@ export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
 /** gsup's own log lines on stderr: `[gsup] ...`, or one JSON object per line. */
 export class Logger {
   readonly verbosity: number;
-  private readonly format: LogFormat;
+  private readonly lineFormat: LogFormat;
   private readonly write: (line: string) => void;
   private readonly paint?: ChalkInstance;
 
   constructor(options: LoggerOptions = {}) {
     this.verbosity = options.verbosity ?? 0;
-    this.format = options.format ?? 'text';
+    this.lineFormat = options.format ?? 'text';
     this.write = options.write ?? writeStderr;
     this.paint = options.paint;
   }
 
+  /** Set once a write failed (the reader of stderr is gone): logging is silenced, nothing else changes. */
+  private silenced = false;
+  /** SIGPIPEs that gsup's own failed writes raised: not the user's, never forwarded. */
+  private ownBrokenPipes = 0;
+
   enabled(level: LogLevel): boolean {
-    return RANK[level] <= this.verbosity;
+    return !this.silenced && RANK[level] <= this.verbosity;
+  }
+
+  /** Was a SIGPIPE just received one that a failed write of ours raised? (Counts it off.) */
+  takeOwnSigpipe(): boolean {
+    if (this.ownBrokenPipes === 0) return false;
+    this.ownBrokenPipes--;
+    return true;
   }
 
   log(level: LogLevel, event: string, message: string, fields: LogFields = {}): void {
     if (!this.enabled(level)) return;
-    if (this.format === 'json') {
-      this.write(`${JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields })}\n`);
-      return;
+    try {
+      this.write(this.format(level, event, message, fields));
+    } catch (error) {
+      // EPIPE (the reader is gone), EBADF (stderr closed), anything: a log
+      // line must never stop the supervision. One failed write silences the rest.
+      this.silenced = true;
+      if ((error as NodeJS.ErrnoException).code === 'EPIPE') this.ownBrokenPipes++;
     }
-    if (!this.paint) {
-      this.write(`[gsup] ${message}\n`);
-      return;
-    }
+  }
+
+  private format(level: LogLevel, event: string, message: string, fields: LogFields): string {
+    if (this.lineFormat === 'json') return `${JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields })}\n`;
+    if (!this.paint) return `[gsup] ${message}\n`;
     const paint = level === 'error' ? this.paint.red : level === 'warn' ? this.paint.yellow : this.paint.dim;
-    this.write(`${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(message) : message}\n`);
+    return `${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(message) : message}\n`;
   }
 
   error(event: string, message: string, fields?: LogFields): void {
@@ -75,12 +92,17 @@ export class Logger {
   }
 }
 
-/** Straight to fd 2, synchronously (a line written just before exit is not lost), without building process.stderr. */
+/**
+ * Straight to fd 2, synchronously (a line written just before exit is not
+ * lost), without building process.stderr. Throws what the write threw
+ * (EPIPE, EBADF), but for a non-blocking stderr that is full (EAGAIN): that
+ * line is dropped rather than block gsup.
+ */
 function writeStderr(line: string): void {
   try {
     writeSync(2, line);
-  } catch {
-    process.stderr.write(line); // a non-blocking stderr said EAGAIN
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
   }
 }
 

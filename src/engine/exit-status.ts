@@ -1,4 +1,4 @@
-import { signalNumber } from '../options/signals.js';
+import { signalNumber } from '../signals.js';
 import type { CommandExit } from './spawn.js';
 
 /** gsup's own failure, as `docker run` says it. */

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
-import { restrictTargets, type Target } from './targets.js';
+import { restrictTargets, type Target } from './plan.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
 /**
@@ -76,10 +76,10 @@ export class Pm2Supervision {
     return [...found.values()];
   }
 
-  /** Is this pid (as it is now) a pm2 manager? */
-  async isManager(pid: number): Promise<boolean> {
-    const info = await this.platform.processInfo(pid);
-    return info !== undefined && this.verdict(info) !== undefined;
+  /** Is this pid a pm2 manager (by its command line: one /proc read)? */
+  isManager(pid: number): boolean {
+    const commandLine = this.platform.commandLine(pid);
+    return GOD_TITLE.test(commandLine) || RUNTIME.test(commandLine);
   }
 
   /** A command line is read once per process and exec (pid, start time, name): the title pm2 sets changes the name. */
@@ -145,7 +145,7 @@ export class Pm2Supervision {
    * `pm2 kill` (apps in parallel, each once, none restarted).
    */
   route(targets: Target[], snapshot: TreeSnapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
-    if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set() };
+    if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
     // Each manager with everything below it: those are pm2's to signal.
     const managed = new Set<number>();
     const runs = new Map<Pm2Manager, number[]>();
@@ -172,18 +172,22 @@ export class Pm2Supervision {
     if (stop && !this.cli && managers.some((manager) => manager.kind === 'daemon')) {
       this.warnOnce('pm2-cli-missing', `pm2 CLI not found: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`);
     }
-    if (this.logger.enabled('info')) {
-      for (const [manager, apps] of runs) {
-        this.logger.info(
-          'pm2-forward',
-          `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
-            (pm2Kill.includes(manager) ? ' (pm2 kill)' : '') +
-            (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
-          { pid: manager.info.pid, signal, apps, pm2Kill: pm2Kill.includes(manager) },
-        );
-      }
+    return { targets: routed, pm2Kill, managed, runs };
+  }
+
+  /** At -v: what each manager was sent, and what it stops or signals. */
+  announce(route: Pm2Route, signal: SignalName): void {
+    if (!this.logger.enabled('info')) return;
+    for (const [manager, apps] of route.runs) {
+      const pm2Kill = route.pm2Kill.includes(manager);
+      this.logger.info(
+        'pm2-forward',
+        `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
+          (pm2Kill ? ' (pm2 kill)' : '') +
+          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
+        { pid: manager.info.pid, signal, apps, pm2Kill },
+      );
     }
-    return { targets: routed, pm2Kill, managed };
   }
 
   /** `pm2 kill` for a God daemon: a child of gsup, so it is part of the tree the stop waits for. */
@@ -210,6 +214,8 @@ export interface Pm2Route {
   pm2Kill: Pm2Manager[];
   /** The managers and every process they run. */
   managed: Set<number>;
+  /** Each manager and the pids it runs. */
+  runs: Map<Pm2Manager, number[]>;
 }
 
 function executable(path: string): boolean {

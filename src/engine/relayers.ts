@@ -1,6 +1,5 @@
 import type { Platform, ProcessInfo, SignalName } from '../platform/index.js';
-import { STOP_SIGNALS } from '../options/signals.js';
-import { sleep } from './wakeup.js';
+import { STOP_SIGNALS } from '../signals.js';
 
 /**
  * Wrappers that relay SIGINT/SIGTERM to their child themselves. tsx does, and
@@ -48,7 +47,7 @@ export class Relayers {
     for (const info of relayers) this.platform.kill(info.pid, signal);
     const deadline = Date.now() + HANDLER_WAIT_MS;
     while (relayers.some((info) => this.platform.signalPending!(info.pid, signal)) && Date.now() < deadline) {
-      await sleep(1);
+      await new Promise((resolve) => setTimeout(resolve, 1));
     }
   }
 }

@@ -1,56 +1,33 @@
 import type { Readable } from 'node:stream';
+import { resolveConfig, type SupervisorConfig } from '../config.js';
 import { Logger, silentLogger } from '../log.js';
-import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalName } from '../options/signals.js';
-import { currentPlatform, type Platform, type SignalName } from '../platform/index.js';
-import { formatDuration, type EngineContext, type Forwarded } from './context.js';
-import { exitStatus, spawnErrorMessage } from './exit-status.js';
-import { onExitAction, type OnExitPolicy } from './on-exit.js';
-import { defaultSpawn, type CommandExit, type SpawnedCommand, type SpawnFunction } from './spawn.js';
-import { RestartPolicy, type RestartMode } from './restart.js';
-import { StopSequence } from './stop.js';
+import { currentPlatform, isAlive, type Platform, type ProcessInfo, type ReapedChild, type SignalName } from '../platform/index.js';
+import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalName, signalNumber } from '../signals.js';
+import { deliver } from './deliver.js';
+import { exitStatus, spawnErrorMessage, EXIT_INTERNAL } from './exit-status.js';
+import { onExitAction } from './on-exit.js';
+import { describeTargets, membersOf, processKey, restrictTargets, roots, unreached, units, type Target } from './plan.js';
+import { Pm2Supervision, type Pm2Manager, type Pm2Route } from './pm2.js';
+import { EventQueue, type EngineEvent, type TimerName } from './queue.js';
+import { Reaper } from './reaper.js';
 import { Relayers } from './relayers.js';
-import { describeTargets, reachedPids, restrictTargets, targetSelector, type Target, type TargetMode, type TargetSelector } from './targets.js';
-import { Pm2Supervision, type Pm2Manager } from './pm2.js';
+import { RestartPolicy, type RestartDecision } from './restart.js';
+import { ScanScheduler } from './scans.js';
+import { defaultSpawn, type CommandExit, type SpawnedCommand, type SpawnFunction } from './spawn.js';
+import { Timers } from './timers.js';
 import { ProcessTree, type TreeSnapshot } from './tree.js';
-import { waitForEmptyTree } from './wait-empty.js';
-import { Wakeup, sleep } from './wakeup.js';
 
-export interface SuperviseOptions {
-  /** Milliseconds between the stop signal and SIGKILL of what is left (10 000). */
-  killTimeout?: number;
-  /** Where forwarded signals go (`group`). */
-  target?: TargetMode;
-  /** Received signal → signal to forward; null drops it. */
-  rewrite?: ReadonlyMap<SignalName, SignalName | null>;
-  /** Milliseconds to wait on SIGTERM before forwarding it (0). */
-  stopDelay?: number;
-  /** What to do when the command exits while descendants live (`auto`). */
-  onExit?: OnExitPolicy;
-  /** Exit codes that count as success (become 0). */
-  successExit?: readonly number[];
+export interface SuperviseOptions extends Partial<SupervisorConfig> {
   stdio?: 'inherit' | 'pipe' | 'ignore';
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   logger?: Logger;
   platform?: Platform;
   spawn?: SpawnFunction;
-  /**
-   * Linux: set the child-subreaper bit so that orphans of the tree (daemons
-   * that double-fork) are reparented to this process, and reap them. Off by
-   * default in the library (it changes the host process); on in the CLI. As
-   * PID 1, orphans are always reaped.
-   */
-  subreaper?: boolean;
-  /** Look for pm2 God daemons and pm2-runtime, and route signals and stops through pm2 (true). */
-  pm2?: boolean;
-  /** Restart the command when it exits: `never` (default), `on-failure`, `always`. */
-  restart?: RestartMode;
-  /** Quick failures in a row before giving up (10). */
-  maxRestarts?: number;
-  /** First delay before a restart, in ms (1000); doubles after each quick failure, up to 30 s. */
-  restartDelay?: number;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
+  /** Signals received before the engine was built (the CLI's early handlers): handed over in order, then each as it comes. */
+  inbox?: { attach(listener: (signal: SignalName) => void): void; readonly swallowed?: SignalName };
 }
 
 export interface SupervisorResult {
@@ -67,7 +44,7 @@ export interface SupervisorResult {
 }
 
 export interface SupervisorHandle {
-  /** The command's pid; undefined when it could not be started. */
+  /** The command's pid; undefined when it could not be started (or a stop signal came first). */
   readonly pid: number | undefined;
   readonly stdout: Readable | null;
   readonly stderr: Readable | null;
@@ -78,430 +55,713 @@ export interface SupervisorHandle {
   readonly exited: Promise<SupervisorResult>;
 }
 
-const DEFAULT_KILL_TIMEOUT = 10_000;
-// While the command is gone and gsup waits for what it left (daemons), one
-// look a second is enough: SIGCHLD wakes the wait for gsup's own children.
-const WAIT_POLL_MS = 1000;
+/**
+ * running → (stop-delay →) stopping → killing → ending → done, and around
+ * them: exited (the command ended; looking at what it left), daemons
+ * (staying for what it handed over), restarting (the wait before the next
+ * run). `ending` waits for the command's status and the last zombies.
+ */
+export type Phase = 'running' | 'exited' | 'daemons' | 'restarting' | 'stop-delay' | 'stopping' | 'killing' | 'ending' | 'done';
 
 /** Run a command and supervise its whole process tree. */
 export function supervise(command: string, args: readonly string[] = [], options: SuperviseOptions = {}): SupervisorHandle {
   return new Supervisor(command, [...args], options).handle;
 }
 
+// A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
+const FRESH_MS = 50;
+// Looks at the tree while a stop waits for it to empty; a SIGCHLD calls one sooner.
+const STOP_POLL_MS = 20;
+// Looks while gsup stays for daemons the command left; SIGCHLD wakes it for its own children.
+const DAEMON_POLL_MS = 1000;
+// While signals come in, the command's state is checked this often: a full
+// signal pipe drops SIGCHLD too, and its exit must never go unnoticed.
+const CHECK_MS = 50;
+// A process in uninterruptible sleep can outlive SIGKILL; give up saying so.
+const MAX_KILL_MS = 5000;
+// At the end, zombies whose threads are still exiting are waited for this often, this many times.
+const FINAL_REAP_MS = 5;
+const FINAL_REAP_TRIES = 200;
+
+/** One run of the command (a restart makes a new one). */
+interface CommandRun {
+  id: number;
+  pid: number | undefined;
+  /** Its process group, when it leads one (`group` target). */
+  pgid: number | undefined;
+  spawned: SpawnedCommand;
+  args: string[];
+  startedAt: number;
+  exit?: CommandExit;
+  /** Signals gsup forwarded while it ran (a death by one of them is not a failure). */
+  sent: Set<SignalName>;
+  /** Whether the command is itself a pm2 manager (looked up once, at the first forward). */
+  manager?: boolean;
+}
+
+/** One stop sequence (of the whole tree, or of what a run left before a restart). */
+interface Stop {
+  signal: SignalName;
+  startedAt: number;
+  /** What comes after: gsup's exit, or the next run. */
+  then: 'exit' | 'restart';
+  /** Stop signals received during it (the first included). */
+  received: number;
+  /** Every process that got the stop signal (pid:start): none gets it twice. */
+  reached: Set<string>;
+  /** pm2 God daemons already stopped with `pm2 kill`. */
+  pm2Killed: Set<number>;
+  /** Every process seen alive during it, and those that had to be SIGKILLed. */
+  seen: Set<string>;
+  killed: Map<string, { pid: number; command: string; startTime: number }>;
+  killStartedAt?: number;
+}
+
 class Supervisor {
   readonly handle: SupervisorHandle;
+  readonly exited: Promise<SupervisorResult>;
+  private readonly config: SupervisorConfig;
   private readonly logger: Logger;
   private readonly platform: Platform;
+  private readonly queue = new EventQueue((event) => urgent(event, this.config));
+  private readonly timers = new Timers((name) => this.queue.push({ kind: 'timer', name }));
   private readonly tree: ProcessTree;
-  private readonly wakeup = new Wakeup();
-  private readonly abort = new AbortController();
-  private readonly context: EngineContext;
-  /** The command's current run (a restart makes a new one). */
-  private run!: CommandRun;
-  private ownPgidValue: number | undefined;
-  private selectorValue?: TargetSelector;
-  private stopSequence?: StopSequence;
+  private readonly scans: ScanScheduler;
   private readonly restartPolicy: RestartPolicy;
-  /** Cut short on a stop signal: the wait before a restart, or the stop of a run's leftovers. */
-  private restarting?: { cancel: AbortController; cleanup?: StopSequence };
-  private killed = false;
-  private finished = false;
-  private resolveExited!: (result: SupervisorResult) => void;
-  /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
-  private readonly reaping: boolean;
-  /** Set while gsup stays for daemons the command left (`auto`): their status becomes gsup's. */
-  private supervisingDaemons = false;
-  private daemonExit?: CommandExit;
+  private readonly relayers: Relayers;
+  private readonly pm2?: Pm2Supervision;
   /** Children Node spawned (the command, `pm2 kill`): libuv reaps them, gsup never does. */
   private readonly nodeChildren = new Set<number>();
-  private pm2?: Pm2Supervision;
-  private readonly relayers: Relayers;
-  private readonly removeChildWatch: () => void;
+  /** gsup's own helper processes (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
+  private readonly helpers = new Set<number>();
+  private readonly reaper: Reaper;
+
+  private phase: Phase = 'running';
+  private run!: CommandRun;
+  private runs = 0;
+  private stop?: Stop;
+  private restart?: RestartDecision & { restart: true };
+  /** Forwarded signals still to go beyond the command's group, once the tree is fresh; the group signalled early, if it was. */
+  private readonly pendingForwards = new Map<SignalName, number | undefined>();
+  private managers: Pm2Manager[] = [];
+  private ownPgid?: number;
+  /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
+  private reaping = false;
+  private signalsSinceCheck = 0;
+  /** The status of the last daemon reaped while gsup stayed for them (`auto`). */
+  private daemonExit?: CommandExit;
+  private stayedForDaemons = false;
+  private killed = false;
+  private failed = 0;
+  private finalReaps = 0;
+  /** 128+N when a stop signal came before the command could be spawned. */
+  private stoppedBeforeSpawn?: SignalName;
+  private result?: SupervisorResult;
+  private unwatchChildren: () => void = () => {};
 
   constructor(
     private readonly command: string,
     args: string[],
     private readonly options: SuperviseOptions,
   ) {
+    this.config = resolveConfig(options);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.tree = new ProcessTree(this.platform);
+    this.scans = new ScanScheduler(
+      this.tree,
+      (snapshot) => this.queue.push({ kind: 'tree', snapshot }),
+      (error) => this.queue.push({ kind: 'fault', error }),
+      this.timers.signal,
+    );
     this.relayers = new Relayers(this.platform);
-    this.context = {
-      platform: this.platform,
-      logger: this.logger,
-      wakeup: this.wakeup,
-      abort: this.abort.signal,
-      scan: () => this.scan(),
-      forward: (signal, options) => this.forward(signal, options),
-      commandPid: undefined,
-      ownPgid: () => this.ownPgid(),
-    };
-
-    this.restartPolicy = new RestartPolicy(options.restart ?? 'never', options.maxRestarts ?? 10, options.restartDelay ?? 1000);
-    // Before the spawn: an orphan made in the first millisecond must come to gsup too.
-    this.reaping = this.adoptOrphans();
-    if (options.pm2 ?? true) {
+    this.reaper = new Reaper(this.platform, this.nodeChildren);
+    this.restartPolicy = new RestartPolicy(this.config.restart, this.config.maxRestarts, this.config.restartDelay);
+    if (this.config.pm2) {
       const ownStart = async () => (await this.platform.processInfo(process.pid))?.startTime ?? 0;
       this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, options.cwd ?? process.cwd());
     }
-    this.removeChildWatch = this.platform.watchChildren(() => {
-      this.reap();
-      this.wakeup.wake();
-    });
-    const exited = new Promise<SupervisorResult>((resolve) => {
-      this.resolveExited = resolve;
-    });
-    this.startRun(args);
 
+    this.exited = this.main(args);
     const supervisor = this;
     this.handle = {
       get pid() {
-        return supervisor.run.pid;
+        return supervisor.run?.pid;
       },
       get stdout() {
-        return supervisor.run.spawned.stdout;
+        return supervisor.run?.spawned.stdout ?? null;
       },
       get stderr() {
-        return supervisor.run.spawned.stderr;
+        return supervisor.run?.spawned.stderr ?? null;
       },
-      signal: (signal) => this.receive(signal),
+      signal: (signal) => this.queue.push({ kind: 'signal', signal }),
       stop: (signal = 'SIGTERM') => {
-        this.requestStop(signal, 'stop requested');
-        return exited;
+        this.queue.push({ kind: 'stop', signal, reason: 'stop requested' });
+        return this.exited;
       },
-      exited,
+      exited: this.exited,
     };
   }
 
-  /** Spawn the command (again, after a restart) and follow this run. */
+  /** Start-up, guarded step by step, then the loop: next event → handle it → done yet? */
+  private async main(args: string[]): Promise<SupervisorResult> {
+    // Everything before the first await runs inside supervise(): the pid is known when it returns.
+    this.options.inbox?.attach((signal) => this.queue.push({ kind: 'signal', signal }));
+    this.reaping = this.adoptOrphans(); // before the spawn: an orphan of the first millisecond comes here too
+    this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
+    const early = this.stopSignalBeforeSpawn();
+    if (early) return this.finishBeforeSpawn(early);
+    this.startRun(args);
+
+    while (this.phase !== 'done') {
+      const event = await this.queue.next();
+      try {
+        await this.handleEvent(event);
+      } catch (error) {
+        this.fault(error);
+      }
+    }
+    return this.result!;
+  }
+
+  private async handleEvent(event: EngineEvent): Promise<void> {
+    if (this.phase === 'done') return;
+    switch (event.kind) {
+      case 'signal':
+        return this.onSignal(event.signal);
+      case 'stop':
+        return this.onStopSignal(event.signal, event.reason);
+      case 'exit':
+        return this.onCommandExit(event.run, event.exit);
+      case 'child':
+        return this.onChild();
+      case 'tree':
+        return this.onTree(event.snapshot);
+      case 'timer':
+        return this.onTimer(event.name);
+      case 'fault':
+        return this.fault(event.error);
+    }
+  }
+
+  // ── start-up ────────────────────────────────────────────────────────────
+
+  private adoptOrphans(): boolean {
+    const pid1 = process.pid === 1;
+    if (!this.platform.adoptOrphans || (!pid1 && !this.config.subreaper)) return false;
+    const why = this.platform.adoptOrphans(!pid1);
+    if (why === undefined) return true;
+    this.logger.warn(
+      'no-reaping',
+      pid1 ? `as PID 1 gsup cannot reap orphaned zombies: ${why}` : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
+      { reason: why },
+    );
+    return false;
+  }
+
+  /** A stop signal that came before the spawn (held, or taken by Node's start-up handler): no spawn then. */
+  private stopSignalBeforeSpawn(): SignalName | undefined {
+    const swallowed = this.options.inbox?.swallowed;
+    if (swallowed) return this.rewrite(swallowed) ?? undefined;
+    const held = this.queue.find((event) => event.kind === 'signal' && STOP_SIGNALS.has(this.rewrite(event.signal) ?? 'SIGKILL'));
+    return held?.kind === 'signal' ? (this.rewrite(held.signal) ?? undefined) : undefined;
+  }
+
+  private finishBeforeSpawn(signal: SignalName): SupervisorResult {
+    this.logger.notice('stop', `${signal} received before the command started: not starting it`, { signal });
+    this.stoppedBeforeSpawn = signal;
+    this.end({ code: null, signal });
+    return this.result!;
+  }
+
   private startRun(args: string[]): void {
-    const target = this.options.target ?? 'group';
+    const detached = this.config.target === 'group';
     const spawned = (this.options.spawn ?? defaultSpawn(this.platform))(this.command, args, {
-      detached: target === 'group',
+      detached,
       stdio: this.options.stdio ?? 'inherit',
       env: this.options.env,
       cwd: this.options.cwd,
     });
-    const pid = spawned.pid;
     const run: CommandRun = {
-      pid,
+      id: ++this.runs,
+      pid: spawned.pid,
+      // detached: setsid(), so the command leads its own session and group.
+      pgid: detached ? spawned.pid : undefined,
       spawned,
+      args,
       startedAt: Date.now(),
       sent: new Set(),
-      ready: Promise.resolve(),
-      args,
     };
-    run.ready = pid === undefined ? Promise.resolve() : this.tree.setCommand(pid).then((info) => {
-      run.pgid = info?.pgid;
-    });
     this.run = run;
-    this.context.commandPid = pid;
-    if (pid !== undefined) this.nodeChildren.add(pid);
-    spawned.exited.then((exit) => this.onCommandExit(run, exit));
-    this.logger.debug('spawn', `started ${this.command} (pid ${pid ?? '-'}, target ${target})`, { pid, target });
+    this.phase = 'running';
+    if (run.pid !== undefined) {
+      this.nodeChildren.add(run.pid);
+      this.tree.setCommand(run.pid);
+    }
+    spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
+    this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }
 
-  /** A signal gsup received: rewrite it, then stop, forward, or drop it. */
-  private receive(received: SignalName): void {
-    if (this.finished) return;
-    const rewrite = this.options.rewrite;
-    const signal = rewrite?.has(received) ? rewrite.get(received)! : received;
+  // ── signals ─────────────────────────────────────────────────────────────
+
+  private rewrite(received: SignalName): SignalName | null {
+    return this.config.rewrite.has(received) ? this.config.rewrite.get(received)! : received;
+  }
+
+  /** A signal gsup received: O(1) here — rewrite, then stop, forward, or drop it. */
+  private onSignal(received: SignalName): void {
+    this.signalsSinceCheck++;
+    this.timers.ensure('check', CHECK_MS);
+    if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return; // raised by our own write to a closed stderr
+    const signal = this.rewrite(received);
     if (signal === null) {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
       return;
     }
     if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
-    if (STOP_SIGNALS.has(signal)) {
-      this.requestStop(signal, `${received} received`);
-      return;
-    }
-    const forwarded = this.forward(signal).then(
-      () => undefined,
-      (error: unknown) => this.logger.error('forward-failed', `${signal} not forwarded: ${error instanceof Error ? error.message : String(error)}`),
-    );
-    // Job control: once the signal is out, gsup stops itself too.
-    if (JOB_CONTROL_SIGNALS.has(signal) && this.options.suspendSelf) void forwarded.then(this.options.suspendSelf);
-  }
-
-  private requestStop(signal: SignalName, reason: string): void {
-    if (this.finished) return;
-    if (this.restarting) {
-      // No restart after a stop signal: end the wait and exit with the last
-      // status. A stop of the last run's leftovers goes on; a second stop
-      // signal makes it kill at once.
-      if (this.restarting.cancel.signal.aborted) {
-        this.restarting.cleanup?.escalate();
-        return;
-      }
-      this.logger.notice('restart-cancelled', `${reason}: no restart`);
-      this.restarting.cancel.abort();
-      return;
-    }
-    if (this.stopSequence) {
-      this.stopSequence.escalate();
-      return;
-    }
-    const delay = signal === 'SIGTERM' ? (this.options.stopDelay ?? 0) : 0;
-    this.runStop(signal, delay, reason);
-  }
-
-  private runStop(signal: SignalName, delayMs: number, reason: string): void {
-    const sequence = new StopSequence(this.context, this.options.killTimeout ?? DEFAULT_KILL_TIMEOUT);
-    this.stopSequence = sequence;
-    sequence
-      .run(signal, delayMs, reason)
-      .then((summary) => {
-        if (summary.killed.length > 0) this.killed = true;
-        return this.finish();
-      })
-      .catch((error) => this.fail(error));
-  }
-
-  private async onCommandExit(run: CommandRun, exit: CommandExit): Promise<void> {
-    run.exit = exit;
-    if (run.pid !== undefined) this.nodeChildren.delete(run.pid);
-    this.wakeup.wake();
-    if (exit.errorCode !== undefined) return this.finish();
-    const status = exitStatus(exit);
-    this.logger.debug('command-exit', `command exited (${describeExit(exit)})`, { code: exit.code, signal: exit.signal });
-    if (this.stopSequence) return; // the stop waits for the whole tree by itself
-
-    try {
-      const decision = this.restartPolicy.decide(exit, Date.now() - run.startedAt, run.sent);
-      if (decision.restart) return await this.restart(run, decision.delayMs, `${decision.reason} (restart ${decision.attempt} of ${this.options.maxRestarts ?? 10})`);
-      if (decision.reason) this.logger.warn('restart-give-up', `command ${decision.reason}`);
-      const policy = this.options.onExit ?? 'auto';
-      let leftovers: TreeSnapshot['alive'] = [];
-      if (policy !== 'exit' && !this.nothingCanBeLeft()) {
-        const snapshot = await this.scan();
-        leftovers = snapshot.alive;
-        // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): adopt it now.
-        const managers = this.pm2 ? await this.pm2.find(snapshot) : [];
-        if (managers.some((manager) => !leftovers.includes(manager.info))) leftovers = (await this.scan()).alive;
-      }
-      if (this.stopSequence) return; // a stop signal came while we looked
-      const action = onExitAction(policy, status, leftovers, run.pgid);
-      if (action === 'exit') return this.finish();
-      this.supervisingDaemons = action === 'wait' && policy === 'auto';
-      if (action === 'stop') {
-        return this.runStop('SIGTERM', 0, `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es)`);
-      }
-      this.logger.notice('waiting', `command exited (${describeExit(exit)}); waiting for ${leftovers.length} remaining process(es)`, {
-        pids: leftovers.map((info) => info.pid),
-      });
-      const empty = await waitForEmptyTree(this.context, { deadline: Infinity, pollMs: WAIT_POLL_MS });
-      if (empty && !this.stopSequence) await this.finish();
-    } catch (error) {
-      this.fail(error);
-    }
-  }
-
-  /** Stop what the last run left (two runs never overlap), wait the backoff, run again. */
-  private async restart(run: CommandRun, delayMs: number, reason: string): Promise<void> {
-    const restarting: NonNullable<Supervisor['restarting']> = { cancel: new AbortController() };
-    this.restarting = restarting;
-    const leftovers = this.nothingCanBeLeft() ? [] : (await this.scan()).alive;
-    if (leftovers.length > 0 && !restarting.cancel.signal.aborted) {
-      restarting.cleanup = new StopSequence(this.context, this.options.killTimeout ?? DEFAULT_KILL_TIMEOUT);
-      const summary = await restarting.cleanup.run('SIGTERM', 0, `command ${reason}, leaving ${leftovers.length} process(es)`);
-      if (summary.killed.length > 0) this.killed = true;
-    }
-    if (!restarting.cancel.signal.aborted) {
-      this.logger.notice('restart', `command ${reason}: restarting in ${formatDuration(delayMs)}`, { delayMs, reason });
-      await sleep(delayMs, restarting.cancel.signal);
-    }
-    this.restarting = undefined;
-    if (restarting.cancel.signal.aborted || this.finished) return this.finish();
-    this.startRun(run.args);
+    if (STOP_SIGNALS.has(signal)) return this.onStopSignal(signal, `${received} received`);
+    this.forward(signal);
   }
 
   /**
-   * Once the command is gone: as PID 1 or subreaper, every process it left is
-   * now a child of gsup (orphans come here). No such child, and nothing else
-   * ever seen in the tree: nothing is left, and no /proc scan is needed.
+   * A forward: the command's group at once, with one kill(-pgid) and no look
+   * at the tree (while the command is unreaped its group id cannot be
+   * reused); the other roots once the tree is known fresh.
+   */
+  private forward(signal: SignalName): void {
+    const run = this.run;
+    run.sent.add(signal);
+    const group = this.commandGroup(signal);
+    if (group !== undefined) {
+      this.platform.kill(-group, signal);
+      this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
+    }
+    if (!this.pendingForwards.has(signal)) this.pendingForwards.set(signal, group);
+    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest);
+    else if (group === undefined || this.otherRootsPossible()) this.scans.request();
+    else this.deliverPending(undefined);
+  }
+
+  /**
+   * The command's process group, when it can be signalled with no look at
+   * the tree: `group` target, the command unreaped, and not a pm2 manager
+   * (which gets signals alone). Not SIGQUIT: pm2 stops its apps on it, so a
+   * pm2 runtime inside the group must get it alone.
+   */
+  private commandGroup(signal: SignalName): number | undefined {
+    const run = this.run;
+    if (run.pgid === undefined || run.exit || signal === 'SIGQUIT') return undefined;
+    run.manager ??= this.pm2?.isManager(run.pgid) ?? false;
+    return run.manager ? undefined : run.pgid;
+  }
+
+  /**
+   * Can any root besides the command's group exist? As PID 1 or subreaper,
+   * every orphan of the tree is a child of gsup; with none but Node's own and
+   * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
+   */
+  private otherRootsPossible(): boolean {
+    if (!this.reaping || !this.platform.ownChildren || this.managers.length > 0 || this.pm2?.pidFileExists()) return true;
+    return this.platform.ownChildren().some((pid) => !this.nodeChildren.has(pid));
+  }
+
+  /** The forwards that waited for a fresh tree go to every root but the command's group (already done). */
+  private deliverPending(snapshot: TreeSnapshot | undefined): void {
+    for (const [signal, group] of this.pendingForwards) {
+      this.pendingForwards.delete(signal);
+      const route = snapshot ? this.plan(snapshot, signal, false) : undefined;
+      const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
+      if (route) this.pm2?.announce(route, signal);
+      if (targets.length > 0) {
+        for (const target of targets) this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
+        this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
+      } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
+      // Job control: once the signal is out, gsup stops itself too (the shell sees the job stopped).
+      if (JOB_CONTROL_SIGNALS.has(signal)) this.options.suspendSelf?.();
+    }
+  }
+
+  /**
+   * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
+   * stop is `pm2 kill`); never gsup's own helpers (`pm2 kill` itself).
+   */
+  private plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean): Pm2Route {
+    let targets = roots(snapshot, this.config.target, this.ownPgid ?? -1);
+    if (this.helpers.size > 0) targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !this.helpers.has(pid))));
+    if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
+    return this.pm2.route(targets, snapshot, this.managers, signal, stop);
+  }
+
+  // ── the stop sequence ───────────────────────────────────────────────────
+
+  private onStopSignal(signal: SignalName, reason: string): void {
+    switch (this.phase) {
+      case 'running':
+      case 'exited':
+      case 'daemons':
+        return this.beginStop(signal, reason, signal === 'SIGTERM' ? this.config.stopDelay : 0, 'exit');
+      case 'restarting':
+        this.logger.notice('restart-cancelled', `${reason}: no restart`);
+        return this.finish();
+      case 'stop-delay':
+        this.stop!.received++;
+        this.logger.notice('stop-delay-ended', 'second stop signal: forwarding now');
+        return this.sendStop();
+      case 'stopping':
+        this.stop!.received++;
+        if (this.stop!.then === 'restart') {
+          // The leftovers of the last run are being stopped: stop them, but start nothing after.
+          this.stop!.then = 'exit';
+          this.logger.notice('restart-cancelled', `${reason}: no restart`);
+          return;
+        }
+        this.logger.notice('kill-now', 'second stop signal: killing the tree now');
+        return this.beginKilling();
+      case 'killing':
+        return;
+    }
+  }
+
+  /** 1. The stop delay (if any), then the stop signal. */
+  private beginStop(signal: SignalName, reason: string, delayMs: number, then: Stop['then']): void {
+    this.stop = { signal, then, startedAt: Date.now(), received: 1, reached: new Set(), pm2Killed: new Set(), seen: new Set(), killed: new Map() };
+    this.logger.notice('stop', `${reason}: stopping the tree with ${signal} (kill timeout ${formatDuration(this.config.killTimeout)})`, {
+      signal,
+      reason,
+      killTimeoutMs: this.config.killTimeout,
+      stopDelayMs: delayMs,
+    });
+    if (delayMs <= 0) return this.sendStop();
+    this.phase = 'stop-delay';
+    this.logger.notice('stop-delay', `waiting ${formatDuration(delayMs)} before forwarding ${signal}`, { delayMs });
+    this.timers.set('stop-delay', delayMs);
+  }
+
+  /** 2. The stop signal goes to every root of a fresh look (and later to each new root, once); the kill timeout starts. */
+  private sendStop(): void {
+    this.phase = 'stopping';
+    this.timers.clear('stop-delay');
+    this.timers.set('kill-timeout', this.config.killTimeout);
+    this.scans.request();
+  }
+
+  /** 3. While stopping: each look delivers the stop signal to roots not yet reached, until nothing is alive. */
+  private async stopStep(snapshot: TreeSnapshot): Promise<void> {
+    const stop = this.stop!;
+    for (const info of snapshot.alive) stop.seen.add(processKey(info));
+    if (snapshot.alive.length === 0) return this.endStop();
+    const route = this.plan(snapshot, stop.signal, true);
+    const { targets, pm2Kill, managed } = route;
+    const fresh = unreached(targets, stop.reached);
+    const newPm2Kill = pm2Kill.filter((manager) => !stop.pm2Killed.has(manager.info.pid));
+    if (fresh.length > 0 || newPm2Kill.length > 0) this.pm2?.announce(route, stop.signal);
+    if (fresh.length > 0) {
+      for (const info of fresh.flatMap(membersOf)) stop.reached.add(processKey(info));
+      this.run.sent.add(stop.signal);
+      await deliver(this.platform, fresh, stop.signal, this.relayers);
+      this.logger.info('forward', `${stop.signal} → ${describeTargets(fresh)}`, { signal: stop.signal, targets: fresh.map(describeTarget) });
+    }
+    for (const manager of newPm2Kill) {
+      stop.pm2Killed.add(manager.info.pid);
+      for (const info of snapshot.alive) if (managed.has(info.pid)) stop.reached.add(processKey(info));
+      const pid = this.pm2!.kill(manager, () => {
+        this.nodeChildren.delete(pid!);
+        this.helpers.delete(pid!);
+      });
+      if (pid !== undefined) {
+        this.nodeChildren.add(pid);
+        this.helpers.add(pid);
+      }
+    }
+    this.scans.request(STOP_POLL_MS);
+  }
+
+  /** 4. At the kill timeout (or a second stop signal): SIGKILL everything, again and again until nothing is left. */
+  private beginKilling(): void {
+    this.phase = 'killing';
+    this.timers.clear('kill-timeout');
+    this.stop!.killStartedAt = Date.now();
+    this.scans.request();
+  }
+
+  private killStep(snapshot: TreeSnapshot): void {
+    const stop = this.stop!;
+    if (snapshot.alive.length === 0) return this.endStop();
+    if (Date.now() - stop.killStartedAt! > MAX_KILL_MS) {
+      const pids = snapshot.alive.map((info) => info.pid);
+      this.logger.warn('kill-failed', `still alive after SIGKILL: ${pids.join(', ')}`, { pids });
+      return this.endStop();
+    }
+    for (const info of snapshot.alive) {
+      const key = processKey(info);
+      stop.seen.add(key);
+      if (!stop.killed.has(key)) stop.killed.set(key, { pid: info.pid, command: this.platform.commandLine(info.pid), startTime: info.startTime });
+    }
+    if (!this.platform.canSignal && this.platform.killTree) {
+      for (const info of snapshot.alive) void this.platform.killTree(info.pid);
+    } else {
+      // Whole groups first (one kill reaches every member, new forks included), then each process.
+      for (const target of units(snapshot, this.ownPgid ?? -1)) if (target.kind === 'group') this.platform.kill(-target.pgid, 'SIGKILL');
+      for (const info of snapshot.alive) this.platform.kill(info.pid, 'SIGKILL');
+    }
+    this.scans.request(1);
+  }
+
+  /** 5. One summary line; then gsup's exit, or the next run. */
+  private endStop(): void {
+    const stop = this.stop!;
+    this.timers.clear('kill-timeout');
+    const durationMs = Date.now() - stop.startedAt;
+    // Oldest first (the command before what it forked): pids wrap around, start times do not.
+    const killed = [...stop.killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
+    if (killed.length > 0) this.killed = true;
+    const exited = [...stop.seen].filter((key) => !stop.killed.has(key)).length;
+    const shown = killed.slice(0, 10).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));
+    if (killed.length > shown.length) shown.push(`and ${killed.length - shown.length} more`);
+    this.logger.notice(
+      'stopped',
+      `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` + (killed.length > 0 ? `: ${shown.join(', ')}` : ''),
+      { durationMs, exited, killed: killed.map(({ pid, command }) => ({ pid, command })) },
+    );
+    this.stop = undefined;
+    if (stop.then === 'restart') return this.waitToRestart();
+    this.finish();
+  }
+
+  // ── the command's exit, restarts, daemons ──────────────────────────────
+
+  private onCommandExit(runId: number, exit: CommandExit): void {
+    const run = this.run;
+    if (runId !== run.id) return;
+    run.exit = exit;
+    if (run.pid !== undefined) this.nodeChildren.delete(run.pid);
+    if (exit.errorCode !== undefined) return this.finish();
+    this.logger.debug('command-exit', `command exited (${describeExit(exit)})`, { code: exit.code, signal: exit.signal });
+    if (this.phase === 'ending') return this.finish();
+    if (this.phase !== 'running') {
+      // A stop waits for the whole tree; look now rather than at the next poll.
+      if (this.phase === 'stopping' || this.phase === 'killing') this.scans.request();
+      return;
+    }
+    const decision = this.restartPolicy.decide(exit, Date.now() - run.startedAt, run.sent);
+    if (decision.restart) this.restart = { ...decision, reason: `${decision.reason} (restart ${decision.attempt} of ${this.config.maxRestarts})` };
+    else if (decision.reason) this.logger.warn('restart-give-up', `command ${decision.reason}`);
+    this.phase = 'exited';
+    if (this.config.onExit === 'exit' && !this.restart) return this.finish();
+    if (this.nothingCanBeLeft()) return this.afterExit([]);
+    this.scans.request();
+  }
+
+  /**
+   * Once the command is gone: as PID 1 or subreaper, every process it left
+   * is now a child of gsup. None but Node's own, and nothing else ever seen
+   * in the tree: nothing is left, and no look at the tree is needed.
    */
   private nothingCanBeLeft(): boolean {
     if (!this.reaping || !this.platform.ownChildren || this.tree.knownCount > 1 || this.pm2?.pidFileExists()) return false;
     return this.platform.ownChildren().every((pid) => this.nodeChildren.has(pid));
   }
 
-  private adoptOrphans(): boolean {
-    const pid1 = process.pid === 1;
-    if (!this.platform.adoptOrphans || (!pid1 && !this.options.subreaper)) return false;
-    const why = this.platform.adoptOrphans(!pid1);
-    if (why === undefined) return true;
-    this.logger.warn(
-      'no-reaping',
-      pid1
-        ? `as PID 1 gsup cannot reap orphaned zombies: ${why}`
-        : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
-      { reason: why },
-    );
-    return false;
+  /** What the command left: stop it before a restart, or as `--on-exit` says (stop, stay, or exit). */
+  private afterExit(leftovers: ProcessInfo[]): void {
+    const exit = this.run.exit!;
+    if (this.restart) {
+      if (leftovers.length === 0) return this.waitToRestart();
+      return this.beginStop('SIGTERM', `command ${this.restart.reason}, leaving ${leftovers.length} process(es)`, 0, 'restart');
+    }
+    const action = onExitAction(this.config.onExit, exitStatus(exit), leftovers, this.run.pgid ?? leftovers.find((info) => info.pid === this.run.pid)?.pgid);
+    if (action === 'exit') return this.finish();
+    if (action === 'stop') return this.beginStop('SIGTERM', `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es)`, 0, 'exit');
+    this.phase = 'daemons';
+    // `auto` stays for daemons the command handed its work to: their status becomes gsup's.
+    this.stayedForDaemons = this.config.onExit === 'auto';
+    this.logger.notice('waiting', `command exited (${describeExit(exit)}); waiting for ${leftovers.length} remaining process(es)`, {
+      pids: leftovers.map((info) => info.pid),
+    });
+    this.scans.request(DAEMON_POLL_MS);
   }
 
-  /** Reap zombies reparented to gsup; never the command, whose status Node collects. */
-  private reap(): number {
-    if (!this.reaping || !this.platform.reapZombies) return 0;
-    const { reaped, notYet } = this.platform.reapZombies(this.nodeChildren);
-    for (const child of reaped) {
-      const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
-      if (this.supervisingDaemons) this.daemonExit = exit;
-      this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
-    }
-    return notYet;
+  private waitToRestart(): void {
+    const restart = this.restart!;
+    this.phase = 'restarting';
+    this.logger.notice('restart', `command ${restart.reason}: restarting in ${formatDuration(restart.delayMs)}`, { delayMs: restart.delayMs, reason: restart.reason });
+    this.timers.set('restart-delay', restart.delayMs);
   }
 
-  private async scan(): Promise<TreeSnapshot> {
-    await this.run.ready;
-    const snapshot = await this.tree.scan();
-    if (this.logger.enabled('info')) {
-      for (const info of snapshot.joined) {
-        this.logger.info('tree-join', `pid ${info.pid} joined the tree (${this.platform.commandLine(info.pid)})`, {
-          pid: info.pid,
-          ppid: info.ppid,
-          pgid: info.pgid,
-        });
-      }
-      if (snapshot.left.length > 0) {
-        this.logger.info('tree-leave', `pid ${snapshot.left.join(', ')} left the tree`, { pids: snapshot.left });
-      }
+  // ── the tree, children, timers ─────────────────────────────────────────
+
+  private async onTree(snapshot: TreeSnapshot): Promise<void> {
+    this.ownPgid ??= (await this.platform.processInfo(process.pid))?.pgid ?? -1;
+    this.logChanges(snapshot);
+    if (this.pm2 && (snapshot.joined.length > 0 || this.phase === 'exited' || this.managers.length > 0)) {
+      this.managers = await this.pm2.find(snapshot);
+      // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): look again with it.
+      if (this.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid))) return this.scans.request();
     }
-    return snapshot;
+    if (this.pendingForwards.size > 0) this.deliverPending(snapshot);
+    switch (this.phase) {
+      case 'exited':
+        return this.afterExit(snapshot.alive);
+      case 'stopping':
+        return this.stopStep(snapshot);
+      case 'killing':
+        return this.killStep(snapshot);
+      case 'daemons':
+        if (snapshot.alive.length === 0) return this.finish();
+        return this.scans.request(DAEMON_POLL_MS);
+    }
   }
 
-  private async forward(signal: SignalName, { only, stop = false }: { only?: ReadonlySet<number>; stop?: boolean } = {}): Promise<Forwarded> {
-    const selector = await this.selector();
-    // The command's own group goes first, before the look at the tree: that
-    // look is a /proc scan, and the app should not wait for it. Not so for
-    // the signals that wrappers act on themselves — stop signals (tsx relays
-    // them, so it must get them first) and SIGQUIT (pm2 stops its apps on
-    // it, so a pm2 runtime inside the group must get it alone).
-    const early = stop || only || signal === 'SIGQUIT' ? undefined : await this.commandGroup();
-    if (early !== undefined) this.platform.kill(-early, signal);
-    const snapshot = await this.scan();
-    let targets = selector.select(snapshot, this.run.pid);
-    this.run.sent.add(signal);
-    if (early !== undefined) targets = targets.filter((target) => (target.kind === 'group' ? target.pgid : target.process.pgid) !== early);
-    let pm2Kill: Pm2Manager[] = [];
-    const reached = new Set<number>(early === undefined ? [] : snapshot.alive.filter((info) => info.pgid === early).map((info) => info.pid));
-    if (this.pm2) {
-      const route = this.pm2.route(targets, snapshot, await this.pm2.find(snapshot), signal, stop);
-      targets = route.targets;
-      pm2Kill = route.pm2Kill.filter((manager) => !only || only.has(manager.info.pid));
-      if (pm2Kill.length > 0) for (const pid of route.managed) reached.add(pid);
+  private logChanges(snapshot: TreeSnapshot): void {
+    if (!this.logger.enabled('info')) return;
+    for (const info of snapshot.joined) {
+      this.logger.info('tree-join', `pid ${info.pid} joined the tree (${this.platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
     }
-    if (only) targets = restrictTargets(targets, only);
-    const byPid = new Map(snapshot.alive.map((info) => [info.pid, info]));
-    const relayers = this.relayers.find([...reachedPids(targets)].map((pid) => byPid.get(pid)!), signal);
-    if (relayers.length > 0) {
-      await this.relayers.signalFirst(relayers, signal);
-      const first = new Set(relayers.map((info) => info.pid));
-      targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !first.has(pid))));
-      targets.unshift(...relayers.map((process): Target => ({ kind: 'process', process })));
+    if (snapshot.left.length > 0) this.logger.info('tree-leave', `pid ${snapshot.left.join(', ')} left the tree`, { pids: snapshot.left });
+  }
+
+  /** SIGCHLD: reap (a batch; the rest in the next event), and look at the tree sooner where a phase waits for it. */
+  private onChild(): void {
+    this.reap();
+    if (this.phase === 'stopping' || this.phase === 'killing' || this.phase === 'daemons') this.scans.request();
+  }
+
+  private reap(): void {
+    if (!this.reaping) return;
+    const { reaped, more, nodeZombie } = this.reaper.reap();
+    for (const child of reaped) this.noteReaped(child);
+    if (more) this.queue.push({ kind: 'child' });
+    if (nodeZombie) this.timers.ensure('check', CHECK_MS);
+  }
+
+  private noteReaped(child: ReapedChild): void {
+    const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
+    if (this.stayedForDaemons) this.daemonExit = exit;
+    this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
+  }
+
+  private async onTimer(name: TimerName): Promise<void> {
+    switch (name) {
+      case 'stop-delay':
+        if (this.phase === 'stop-delay') this.sendStop();
+        return;
+      case 'kill-timeout':
+        if (this.phase !== 'stopping') return;
+        this.logger.warn('kill-timeout', `kill timeout (${formatDuration(this.config.killTimeout)}) expired: sending SIGKILL`);
+        return this.beginKilling();
+      case 'restart-delay':
+        if (this.phase === 'restarting') this.startRun(this.run.args);
+        this.restart = undefined;
+        return;
+      case 'check':
+        return this.check();
+      case 'finish':
+        if (this.phase === 'ending') this.finish();
+        return;
     }
-    for (const target of targets) {
-      if (target.kind === 'process' && relayers.includes(target.process)) continue; // signalled first, above
-      this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
-    }
-    for (const manager of pm2Kill) this.spawnPm2Kill(manager);
-    if (this.logger.enabled('info')) {
-      const described = [...(early === undefined ? [] : [`group ${early} (${reached.size})`]), ...(targets.length > 0 ? [describeTargets(targets)] : [])];
-      if (described.length > 0 || pm2Kill.length === 0) {
-        this.logger.info('forward', described.length > 0 ? `${signal} → ${described.join(', ')}` : `${signal}: no process to forward to`, {
-          signal,
-          targets: [
-            ...(early === undefined ? [] : [{ pgid: early }]),
-            ...targets.map((target) => (target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid })),
-          ],
-        });
-      }
-    }
-    for (const pid of reachedPids(targets)) reached.add(pid);
-    return { snapshot, reached };
   }
 
   /**
-   * The command's process group, when it can be signalled without a look at
-   * the tree: `group` target, the command not yet reaped (so the group exists
-   * and its id cannot be reused; every member is in the command's session,
-   * so ours), and the command not a pm2 manager (which gets signals alone).
+   * While signals come in (or the command's exit is awaited): is the command
+   * a zombie libuv has not been told of? A full signal pipe drops SIGCHLD
+   * like any signal; a SIGCHLD of our own makes libuv look again. Orphans
+   * whose SIGCHLD was dropped are reaped here too.
    */
-  private async commandGroup(): Promise<number | undefined> {
-    if ((this.options.target ?? 'group') !== 'group') return undefined;
+  private async check(): Promise<void> {
     const run = this.run;
-    await run.ready;
-    if (run.exit || run.pid === undefined || run.pgid !== run.pid) return undefined;
-    if (this.pm2 && (await this.pm2.isManager(run.pid))) return undefined;
-    return run.pid;
+    const waiting = !run.exit && run.pid !== undefined && this.phase !== 'restarting';
+    const gone = waiting && !isAlive(await this.platform.processInfo(run.pid!));
+    if (gone) this.platform.kill(process.pid, 'SIGCHLD');
+    this.reap();
+    if (gone || this.signalsSinceCheck > 0 || this.phase === 'ending') this.timers.set('check', CHECK_MS);
+    this.signalsSinceCheck = 0;
   }
 
-  private spawnPm2Kill(manager: Pm2Manager): void {
-    const pid = this.pm2!.kill(manager, () => this.nodeChildren.delete(pid!));
-    if (pid !== undefined) this.nodeChildren.add(pid);
-  }
+  // ── the end ────────────────────────────────────────────────────────────
 
-  private async selector(): Promise<TargetSelector> {
-    this.selectorValue ??= targetSelector(this.options.target ?? 'group', await this.ownPgid());
-    return this.selectorValue;
-  }
-
-  private async ownPgid(): Promise<number> {
-    if (this.ownPgidValue === undefined) {
-      this.ownPgidValue = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
+  /**
+   * 6. Exit with the command's status (or, having stayed for daemons, the
+   * last one's) once libuv has reported it and the orphans are reaped.
+   */
+  private finish(): void {
+    this.phase = 'ending';
+    const exit = this.run.exit;
+    if (!exit) {
+      // The tree is empty but libuv has yet to report the command: wait (check nudges libuv).
+      this.timers.ensure('check', CHECK_MS);
+      return;
     }
-    return this.ownPgidValue;
+    // A zombie is not alive, so the tree can look empty before SIGCHLD is
+    // handled: reap now, so a daemon's status is not missed — waiting,
+    // briefly, for zombies whose threads are still exiting.
+    if (this.reaping) {
+      this.reap();
+      const { reaped, notYet } = this.reaper.sweep();
+      for (const child of reaped) this.noteReaped(child);
+      if (notYet > 0 && this.finalReaps++ < FINAL_REAP_TRIES) return this.timers.set('finish', FINAL_REAP_MS);
+    }
+    this.end(this.daemonExit ?? exit);
   }
 
-  private async finish(): Promise<void> {
-    if (this.finished) return;
-    const commandExit = this.run.exit ?? (await this.run.spawned.exited);
-    if (this.finished) return;
-    // A zombie is not alive, so the tree can look empty before SIGCHLD has
-    // been handled: reap now, so a daemon's status is not missed — waiting
-    // (briefly) for zombies whose threads are still exiting.
-    for (let tries = 0; this.reap() > 0 && tries < 200; tries++) await sleep(5);
-    if (this.finished) return;
-    // gsup stayed for the command's daemons: their status is what it reports.
-    const exit = this.daemonExit ?? commandExit;
-    this.finished = true;
-    this.abort.abort();
-    this.removeChildWatch();
-    this.resolveExited({
-      exitCode: exitStatus(exit, this.options.successExit),
+  private end(exit: CommandExit): void {
+    this.phase = 'done';
+    this.timers.abort();
+    this.unwatchChildren();
+    this.result = {
+      exitCode: this.failed > 0 ? EXIT_INTERNAL : this.stoppedBeforeSpawn ? 128 + signalNumber(this.stoppedBeforeSpawn) : exitStatus(exit, this.config.successExit),
       code: exit.code,
       signal: exit.signal,
       killed: this.killed,
       ...(exit.errorCode !== undefined && { error: spawnErrorMessage(this.command, exit.errorCode) }),
-    });
+    };
+    // The loop may be waiting for an event: give it one so that it sees 'done'.
+    this.queue.push({ kind: 'timer', name: 'finish' });
   }
 
-  private fail(error: unknown): void {
+  /**
+   * An internal error: log it, then stop the tree with the normal sequence
+   * (never leave it running) and exit 125. An error while stopping kills;
+   * one while killing ends at once.
+   */
+  private fault(error: unknown): void {
+    this.failed++;
     this.logger.error('internal', `internal error: ${error instanceof Error ? error.message : String(error)}`);
-    if (this.finished) return;
-    this.finished = true;
-    this.abort.abort();
-    this.removeChildWatch();
-    this.resolveExited({ exitCode: 125, code: null, signal: null, killed: this.killed });
+    switch (this.phase) {
+      case 'running':
+      case 'exited':
+      case 'daemons':
+        return this.beginStop('SIGTERM', 'internal error', 0, 'exit');
+      case 'restarting':
+        return this.finish();
+      case 'stop-delay':
+        return this.sendStop();
+      case 'stopping':
+        this.stop!.then = 'exit';
+        return this.beginKilling();
+      case 'killing':
+      case 'ending':
+        if (this.failed > 3 || !this.run.exit) return this.end(this.run.exit ?? { code: null, signal: null });
+        return this.finish();
+    }
   }
 }
 
-/** One run of the command. */
-interface CommandRun {
-  pid: number | undefined;
-  /** Its process group, once known. */
-  pgid?: number;
-  spawned: SpawnedCommand;
-  args: string[];
-  startedAt: number;
-  /** Resolves once its facts (group, start time) are read. */
-  ready: Promise<void>;
-  exit?: CommandExit;
-  /** Signals gsup forwarded while it ran (a death by one of them is not a failure). */
-  sent: Set<SignalName>;
+/** Stop signals (after rewriting) and the command's exit go before anything else waiting. */
+function urgent(event: EngineEvent, config: SupervisorConfig): boolean {
+  if (event.kind === 'stop' || event.kind === 'exit' || event.kind === 'fault') return true;
+  if (event.kind !== 'signal') return false;
+  const signal = config.rewrite.has(event.signal) ? config.rewrite.get(event.signal) : event.signal;
+  return signal !== null && signal !== undefined && STOP_SIGNALS.has(signal);
+}
+
+function describeTarget(target: Target): { pgid: number } | { pid: number } {
+  return target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid };
 }
 
 function describeExit(exit: CommandExit): string {
   return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+}
+
+export function formatDuration(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;
 }

@@ -25,20 +25,27 @@ export class ProcessTree {
   /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
   private readonly known = new Map<number, number>();
   private command?: ProcessInfo;
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly platform: Platform,
     private readonly rootPid: number = process.pid,
   ) {}
 
-  /** The command's own process, once spawned: its session is part of the tree. */
-  async setCommand(pid: number): Promise<ProcessInfo | undefined> {
+  /** The command's own process, once spawned: its session is part of the tree (read before the next look). */
+  setCommand(pid: number): void {
+    this.last = this.last.then(
+      () => this.readCommand(pid),
+      () => this.readCommand(pid),
+    );
+  }
+
+  private async readCommand(pid: number): Promise<void> {
     const info = await this.platform.processInfo(pid);
     if (info) {
       this.command = info;
       this.known.set(pid, info.startTime);
     }
-    return info;
   }
 
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
@@ -50,8 +57,6 @@ export class ProcessTree {
   get knownCount(): number {
     return this.known.size;
   }
-
-  private last: Promise<unknown> = Promise.resolve();
 
   /** One look at a time: each updates what is known, in order. */
   scan(): Promise<TreeSnapshot> {

@@ -1,8 +1,9 @@
 import type { LogFormat } from '../log.js';
 import { ON_EXIT_POLICIES, type OnExitPolicy } from '../engine/on-exit.js';
 import { RESTART_MODES, type RestartMode } from '../engine/restart.js';
-import { TARGET_MODES, type TargetMode } from '../engine/targets.js';
+import { TARGET_MODES, type TargetMode } from '../engine/plan.js';
 import type { SignalName } from '../platform/index.js';
+import { DEFAULT_CONFIG } from '../config.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 import { USAGE } from './usage.js';
@@ -114,16 +115,17 @@ export async function parseCommandLine(
   }
 
   const options: Omit<CliOptions, 'command' | 'args'> = {
+    // On in the CLI (the library's default is off: it changes the host process).
     subreaper: flags.subreaper === false ? false : envSwitch(env, 'GSUP_SUBREAPER'),
     pm2: flags.pm2 === false ? false : envSwitch(env, 'GSUP_PM2'),
-    killTimeout: killTimeout ? parseDuration(...killTimeout) : 10_000,
-    stopDelay: stopDelay ? parseDuration(...stopDelay) : 0,
-    target: target ? oneOf(target[0], TARGET_MODES, target[1]) : 'group',
-    onExit: onExit ? oneOf(onExit[0], ON_EXIT_POLICIES, onExit[1]) : 'auto',
+    killTimeout: killTimeout ? parseDuration(...killTimeout) : DEFAULT_CONFIG.killTimeout,
+    stopDelay: stopDelay ? parseDuration(...stopDelay) : DEFAULT_CONFIG.stopDelay,
+    target: target ? oneOf(target[0], TARGET_MODES, target[1]) : DEFAULT_CONFIG.target,
+    onExit: onExit ? oneOf(onExit[0], ON_EXIT_POLICIES, onExit[1]) : DEFAULT_CONFIG.onExit,
     logFormat: logFormat ? oneOf(logFormat[0], ['text', 'json'] as const, logFormat[1]) : 'text',
-    restart: restart ? oneOf(restart[0], RESTART_MODES, restart[1]) : 'never',
-    maxRestarts: maxRestarts ? count(...maxRestarts) : 10,
-    restartDelay: restartDelay ? parseDuration(...restartDelay) : 1000,
+    restart: restart ? oneOf(restart[0], RESTART_MODES, restart[1]) : DEFAULT_CONFIG.restart,
+    maxRestarts: maxRestarts ? count(...maxRestarts) : DEFAULT_CONFIG.maxRestarts,
+    restartDelay: restartDelay ? parseDuration(...restartDelay) : DEFAULT_CONFIG.restartDelay,
     rewrite,
     successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) => exitCode(value, what)),
     verbosity,

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { ReapResult } from './types.js';
+import type { ReapedChild, ReapResult } from './types.js';
 
 // prctl(2) and waitpid(2) through koffi: Node has neither, and a compiled
 // addon would need a compiler in the image. koffi ships prebuilt binaries.
@@ -10,8 +10,16 @@ const WNOHANG = 1;
 interface Libc {
   prctl: (option: number, arg2: number, arg3: number, arg4: number, arg5: number) => number;
   waitpid: (pid: number, status: number[], options: number) => number;
+  waitid: (idtype: number, id: number, info: Buffer, options: number) => number;
   errno: () => number;
 }
+
+const P_ALL = 0;
+const WEXITED = 4;
+const WNOWAIT = 0x01000000;
+// siginfo_t: si_pid is the first field of the union, at byte 16 on 64-bit Linux (12 on 32-bit).
+const SI_PID_OFFSET = process.arch === 'x64' || process.arch === 'arm64' || process.arch === 'ppc64' || process.arch === 's390x' || process.arch === 'riscv64' ? 16 : 12;
+const siginfo = Buffer.alloc(128);
 
 let libc: Libc | undefined;
 let failure: string | undefined;
@@ -64,6 +72,7 @@ function load(): Libc | undefined {
     libc = {
       prctl: library.func('int prctl(int, unsigned long, unsigned long, unsigned long, unsigned long)'),
       waitpid: library.func('int waitpid(int, _Out_ int *, int)'),
+      waitid: library.func('int waitid(int, int, void *, int)'),
       errno: () => koffi.errno(),
     };
   } catch (error) {
@@ -109,26 +118,47 @@ function isZombie(pid: number): boolean {
 }
 
 /**
- * Reaps the zombie children of gsup that Node did not spawn (orphans
- * reparented to gsup as PID 1 or subreaper). Each by pid, never
- * waitpid(-1): Node/libuv must still get the exit status of the command.
+ * Reaps one zombie child of gsup that Node did not spawn, in O(1): waitid
+ * with WNOWAIT names a child that can be reaped without reaping it; if it is
+ * not one of Node's (`keep`), waitpid takes it by pid. Never waitpid(-1):
+ * Node/libuv must still get the exit status of the command. 'none': no child
+ * to reap; 'blocked': the first one is Node's, which libuv has yet to take
+ * (reapZombies can look past it).
+ */
+export function reapOne(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked' {
+  const native = load();
+  if (!native) return 'none';
+  siginfo.fill(0);
+  if (native.waitid(P_ALL, 0, siginfo, WEXITED | WNOHANG | WNOWAIT) !== 0) return 'none'; // ECHILD: no children at all
+  const pid = siginfo.readInt32LE(SI_PID_OFFSET);
+  if (pid === 0) return 'none';
+  if (keep.has(pid)) return 'blocked';
+  return reapPid(native, pid) ?? 'none';
+}
+
+function reapPid(native: Libc, pid: number): ReapedChild | undefined {
+  const status = [0];
+  if (native.waitpid(pid, status, WNOHANG) !== pid) return undefined;
+  const raw = status[0];
+  const signal = raw & 0x7f;
+  return signal === 0 ? { pid, code: (raw >> 8) & 0xff, signal: null } : { pid, code: null, signal };
+}
+
+/**
+ * Reaps every zombie child that Node did not spawn, by a walk of gsup's
+ * children: O(children), for when reapOne is blocked behind one of Node's.
  */
 export function reapZombies(keep: ReadonlySet<number>): ReapResult {
   const native = load();
   const result: ReapResult = { reaped: [], notYet: 0 };
   if (!native) return result;
-  const status = [0];
   for (const pid of ownChildren()) {
     if (keep.has(pid) || !isZombie(pid)) continue;
     // A process whose main thread is a zombie is not reapable until its
     // other threads are gone too (waitpid answers 0): the next SIGCHLD says when.
-    if (native.waitpid(pid, status, WNOHANG) !== pid) {
-      result.notYet++;
-      continue;
-    }
-    const raw = status[0];
-    const signal = raw & 0x7f;
-    result.reaped.push(signal === 0 ? { pid, code: (raw >> 8) & 0xff, signal: null } : { pid, code: null, signal });
+    const child = reapPid(native, pid);
+    if (child) result.reaped.push(child);
+    else result.notYet++;
   }
   return result;
 }

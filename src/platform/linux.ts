@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { adoptOrphans, ownChildren, reapZombies } from './linux-native.js';
+import { adoptOrphans, ownChildren, reapOne, reapZombies } from './linux-native.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
@@ -62,7 +62,6 @@ function readInfo(pid: number): ProcessInfo | undefined {
 }
 
 export const linuxPlatform: Platform = {
-  name: 'linux',
   spawnWithExeca: false,
   canSignal: true,
   async listProcesses() {
@@ -106,6 +105,7 @@ export const linuxPlatform: Platform = {
   kill: sendSignal,
   watchChildren: watchSigchld,
   adoptOrphans,
+  reapOne,
   reapZombies,
   ownChildren,
 };

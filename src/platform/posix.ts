@@ -45,7 +45,6 @@ export function parsePsLine(line: string): ProcessInfo | undefined {
 const columns = ['-o', 'pid=,ppid=,pgid=,stat=,lstart='];
 
 export const posixPlatform: Platform = {
-  name: 'posix',
   spawnWithExeca: false,
   canSignal: true,
   async listProcesses() {

@@ -41,7 +41,6 @@ export type SignalName = NodeJS.Signals;
  * lives behind this interface, so the engine never asks which OS it is on.
  */
 export interface Platform {
-  readonly name: string;
   /** Can signals other than a kill reach a process (false on Windows)? */
   readonly canSignal: boolean;
   /** Spawn through execa (cross-spawn's `.cmd` shims and PATHEXT: Windows) rather than node:child_process. */
@@ -67,7 +66,12 @@ export interface Platform {
   adoptOrphans?(subreaper: boolean): string | undefined;
   /** gsup's own children (all threads'), cheaply; absent where that needs a full look. */
   ownChildren?(): number[];
-  /** Reap gsup's zombie children, but never those in `keep` (Node's own). */
+  /**
+   * Reap one zombie child of gsup in O(1), never one in `keep` (Node's own):
+   * 'none' when there is none, 'blocked' when the next one is Node's.
+   */
+  reapOne?(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked';
+  /** Reap gsup's zombie children, but never those in `keep`, by a walk of them all (past a 'blocked'). */
   reapZombies?(keep: ReadonlySet<number>): ReapResult;
   /** Is `signal` still pending for `pid` (its handler has not run yet)? Absent where unknown. */
   signalPending?(pid: number, signal: SignalName): boolean;

@@ -4,7 +4,6 @@ import type { Platform, ProcessInfo } from './types.js';
 // Windows has no signals, groups or sessions: the tree comes from pidtree, a
 // stop is tree-kill (taskkill /T /F), and forwarding is best effort.
 export const windowsPlatform: Platform = {
-  name: 'windows',
   spawnWithExeca: true,
   canSignal: false,
   async listProcesses() {

@@ -26,7 +26,7 @@ describe('logs on stderr', () => {
   it('-v: every forwarded signal with its targets, and tree changes', async () => {
     const run = await stopOnce(['-v']);
     const text = run.stderr.join('\n');
-    expect(text).toMatch(/\[gsup\] SIGUSR1 → group \d+ \(1\)/);
+    expect(text).toMatch(/\[gsup\] SIGUSR1 → group \d+$/m);
     expect(text).toMatch(/\[gsup\] SIGTERM → group \d+ \(1\)/);
     expect(text).toMatch(/left the tree/);
   });

@@ -2,7 +2,6 @@ import type { Platform, ProcessInfo, SignalName } from '../../src/platform/index
 
 /** An in-memory process table: unit tests see every kill(2) and need no real signals. */
 export class FakePlatform implements Platform {
-  readonly name = 'fake';
   readonly canSignal = true;
   readonly spawnWithExeca = false;
   readonly processes = new Map<number, ProcessInfo>();

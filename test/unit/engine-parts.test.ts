@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { exitStatus } from '../../src/engine/exit-status.js';
 import { onExitAction } from '../../src/engine/on-exit.js';
-import { GroupTargets, TreeTargets, restrictTargets, targetSelector } from '../../src/engine/targets.js';
+import { restrictTargets, roots, units, unreached, type Target } from '../../src/engine/plan.js';
 import { ProcessTree } from '../../src/engine/tree.js';
 import { colorWanted, Logger } from '../../src/log.js';
-import type { ProcessInfo } from '../../src/platform/index.js';
 import { FakePlatform } from '../helpers/fake-platform.js';
 
 const GSUP = 100;
@@ -75,50 +74,77 @@ describe('ProcessTree', () => {
     platform.add({ pid: 200, ppid: GSUP, startTime: 5 });
     platform.add({ pid: 250, ppid: 1, pgid: 240, sid: 200, startTime: 6 });
     const tree = new ProcessTree(platform, GSUP);
-    await tree.setCommand(200);
+    tree.setCommand(200);
     expect((await tree.scan()).members.map((info) => info.pid).sort()).toEqual([200, 250]);
   });
 });
 
-describe('targets', () => {
+const names = (targets: Target[]) => targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort();
+
+describe('plan', () => {
   function setup(): FakePlatform {
     const platform = new FakePlatform();
     platform.add({ pid: 200, ppid: GSUP }); // command, group 200
     platform.add({ pid: 201, ppid: 200, pgid: 200, sid: 200 });
-    platform.add({ pid: 210, ppid: 201, pgid: 210, sid: 210 }); // escaped daemon, its own group
+    platform.add({ pid: 210, ppid: 201, pgid: 210, sid: 210 }); // escaped daemon, its own group, its parent alive
     platform.add({ pid: 220, ppid: 201, pgid: 50, sid: 50 }); // joined a group with a stranger in it
     platform.add({ pid: 51, ppid: 1, pgid: 50, sid: 50 }); // the stranger
+    platform.add({ pid: 230, ppid: GSUP, pgid: 230, sid: 230 }); // an orphan reparented to gsup: a root
     return platform;
   }
 
-  it('group: each fully-owned group once; a group with strangers in it, member by member', async () => {
-    const targets = new GroupTargets(1).select(await snapshotOf(setup()));
-    expect(targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g200', 'g210', 'p220']);
+  it('units: each fully-owned group once; a group with strangers in it, member by member', async () => {
+    expect(names(units(await snapshotOf(setup()), 1))).toEqual(['g200', 'g210', 'g230', 'p220']);
   });
 
-  it('group: never gsup’s own group', async () => {
+  it('units: never gsup’s own group', async () => {
     const platform = new FakePlatform();
     platform.add({ pid: 200, ppid: GSUP, pgid: 7 });
     platform.add({ pid: 201, ppid: 200, pgid: 7 });
-    const targets = new GroupTargets(7).select(await snapshotOf(platform));
+    const targets = units(await snapshotOf(platform), 7);
     expect(targets.every((target) => target.kind === 'process')).toBe(true);
     expect(targets).toHaveLength(2);
   });
 
-  it('tree: each process once; child: the child, then what is left', async () => {
-    const platform = setup();
-    expect(new TreeTargets().select(await snapshotOf(platform))).toHaveLength(4);
-    const child = targetSelector('child', 1);
-    expect(child.select(await snapshotOf(platform), 200)).toEqual([{ kind: 'process', process: expect.objectContaining({ pid: 200 }) as ProcessInfo }]);
+  it('roots: a group whose parent lives belongs to that parent; orphans are roots', async () => {
+    expect(names(roots(await snapshotOf(setup()), 'group', 1))).toEqual(['g200', 'g230']);
+  });
+
+  it('roots: a nested init (its child in a group of its own) gets the signal, its child does not', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP }); // inner gsup / tini / dumb-init, group 200
+    platform.add({ pid: 300, ppid: 200 }); // its command: session and group 300
+    platform.add({ pid: 301, ppid: 300, pgid: 300, sid: 300 });
+    expect(names(roots(await snapshotOf(platform), 'group', 1))).toEqual(['g200']);
+    // The inner init dies without stopping its child: the child's group is reparented, a root now.
+    platform.processes.delete(200);
+    platform.processes.get(300)!.ppid = GSUP;
+    expect(names(roots(await snapshotOf(platform), 'group', 1))).toEqual(['g300']);
+  });
+
+  it('tree: each process once; child: the child alone, then what it left', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP, pgid: 1, sid: 1 }); // the child, in gsup's own group 1
+    platform.add({ pid: 201, ppid: 200, pgid: 1, sid: 1 });
+    platform.add({ pid: 210, ppid: 201, pgid: 210, sid: 210 });
+    expect(roots(await snapshotOf(platform), 'tree', 1)).toHaveLength(3);
+    expect(names(roots(await snapshotOf(platform), 'child', 1))).toEqual(['p200']);
     platform.processes.delete(200);
     platform.processes.get(201)!.ppid = GSUP; // reparented to gsup, the subreaper
-    expect(child.select(await snapshotOf(platform), 200).map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g200', 'g210', 'p220']);
+    expect(names(roots(await snapshotOf(platform), 'child', 1))).toEqual(['p201']);
+  });
+
+  it('unreached: a unit reached before is left out; one partly reached becomes its other members', async () => {
+    const snapshot = await snapshotOf(setup());
+    const targets = units(snapshot, 1);
+    const key = (pid: number) => `${pid}:${1000 + pid}`;
+    expect(names(unreached(targets, new Set([key(200), key(201)])))).toEqual(['g210', 'g230', 'p220']);
+    expect(names(unreached(targets, new Set([key(200)])))).toEqual(['g210', 'g230', 'p201', 'p220']);
   });
 
   it('restrictTargets keeps only the wanted pids, splitting groups', async () => {
-    const targets = new GroupTargets(1).select(await snapshotOf(setup()));
-    const only = restrictTargets(targets, new Set([201, 210]));
-    expect(only.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g210', 'p201']);
+    const only = restrictTargets(units(await snapshotOf(setup()), 1), new Set([201, 210]));
+    expect(names(only)).toEqual(['g210', 'p201']);
   });
 });
 

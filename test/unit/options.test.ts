@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/options/cli-options.js';
 import { parseDuration } from '../../src/options/duration.js';
 import { UsageError } from '../../src/options/errors.js';
-import { forwardableSignals, parseRewrite, parseSignal } from '../../src/options/signals.js';
+import { parseRewrite, parseSignal } from '../../src/options/signals.js';
+import { forwardableSignals } from '../../src/signals.js';
 
 describe('parseDuration', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Pm2Supervision, findPm2Cli } from '../../src/engine/pm2.js';
 import { Relayers } from '../../src/engine/relayers.js';
-import { GroupTargets } from '../../src/engine/targets.js';
+import { roots } from '../../src/engine/plan.js';
 import { ProcessTree } from '../../src/engine/tree.js';
 import { Logger } from '../../src/log.js';
 import { ROOT } from '../helpers/gsup.js';
@@ -33,7 +33,7 @@ describe('pm2 routing', () => {
   it('other signals: the God daemon alone, never its group (its apps would get them twice)', async () => {
     const { tree, supervision } = pm2Setup();
     const snapshot = await tree.scan();
-    const targets = new GroupTargets(1).select(snapshot);
+    const targets = roots(snapshot, 'group', 1);
     const route = supervision.route(targets, snapshot, await supervision.find(snapshot), 'SIGUSR2', false);
     expect(route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g400', 'p300']);
     expect(route.pm2Kill).toEqual([]);
@@ -42,7 +42,7 @@ describe('pm2 routing', () => {
   it('a stop: pm2 kill for the daemon (the pm2 CLI of node_modules/.bin), the group signal for the rest', async () => {
     const { tree, supervision } = pm2Setup();
     const snapshot = await tree.scan();
-    const route = supervision.route(new GroupTargets(1).select(snapshot), snapshot, await supervision.find(snapshot), 'SIGTERM', true);
+    const route = supervision.route(roots(snapshot, 'group', 1), snapshot, await supervision.find(snapshot), 'SIGTERM', true);
     expect(route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`))).toEqual(['g400']);
     expect(route.pm2Kill.map((manager) => manager.info.pid)).toEqual([300]);
     expect([...route.managed].sort()).toEqual([300, 301, 302]);

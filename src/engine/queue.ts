@@ -1,0 +1,71 @@
+import type { SignalName } from '../platform/index.js';
+import type { CommandExit } from './spawn.js';
+import type { TreeSnapshot } from './tree.js';
+
+/** Timers of a supervision; each fires as an event of the same name. */
+export type TimerName = 'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish';
+
+/** Everything that can happen to a supervision, as values: the loop handles one at a time. */
+export type EngineEvent =
+  | { kind: 'signal'; signal: SignalName } // gsup received it (before rewriting)
+  | { kind: 'stop'; signal: SignalName; reason: string } // the library asked for a stop
+  | { kind: 'exit'; run: number; exit: CommandExit } // the command of run N ended
+  | { kind: 'child' } // SIGCHLD: reap, look again
+  | { kind: 'tree'; snapshot: TreeSnapshot } // a look at the tree finished
+  | { kind: 'timer'; name: TimerName }
+  | { kind: 'fault'; error: unknown };
+
+/**
+ * The one serial queue of a supervision. An event that is already waiting is
+ * not added twice (the kernel merges pending standard signals the same way),
+ * so a flood costs one entry per kind of signal; urgent events (stop signals,
+ * the command's exit) go before the rest.
+ */
+export class EventQueue {
+  private readonly events: EngineEvent[] = [];
+  private readonly waiting = new Set<string>();
+  private wake?: () => void;
+
+  constructor(private readonly urgent: (event: EngineEvent) => boolean) {}
+
+  push(event: EngineEvent): void {
+    const key = mergeKey(event);
+    if (key !== undefined) {
+      if (this.waiting.has(key)) return;
+      this.waiting.add(key);
+    }
+    if (this.urgent(event)) {
+      const at = this.events.findIndex((queued) => !this.urgent(queued));
+      this.events.splice(at < 0 ? this.events.length : at, 0, event);
+    } else this.events.push(event);
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** The next event, waiting for one if none is queued. */
+  async next(): Promise<EngineEvent> {
+    while (this.events.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
+    const event = this.events.shift()!;
+    const key = mergeKey(event);
+    if (key !== undefined) this.waiting.delete(key);
+    return event;
+  }
+
+  /** Is an event like this one waiting (a stop signal held before the spawn)? */
+  find(predicate: (event: EngineEvent) => boolean): EngineEvent | undefined {
+    return this.events.find(predicate);
+  }
+
+  get length(): number {
+    return this.events.length;
+  }
+}
+
+/** Events that carry no more than their kind merge with a waiting twin. */
+function mergeKey(event: EngineEvent): string | undefined {
+  if (event.kind === 'signal') return `signal:${event.signal}`;
+  if (event.kind === 'child') return 'child';
+  if (event.kind === 'timer') return `timer:${event.name}`;
+  return undefined;
+}
