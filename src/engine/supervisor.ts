@@ -68,6 +68,8 @@ export function supervise(command: string, args: readonly string[] = [], options
   return new Supervisor(command, [...args], options).handle;
 }
 
+// Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
+const PROBE_SIGNAL: SignalName = 'SIGURG';
 // A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
 const FRESH_MS = 50;
 // Looks at the tree while a stop waits for it to empty; a SIGCHLD calls one sooner.
@@ -148,6 +150,9 @@ class Supervisor {
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
   private reaping = false;
   private signalsSinceCheck = 0;
+  /** Signals gsup sent itself to find its signal pipe, not yet received. */
+  private probeSignals = 0;
+  private rootsVerdict = { at: -Infinity, possible: true };
   /** The status of the last daemon reaped while gsup stayed for them (`auto`). */
   private daemonExit?: CommandExit;
   private stayedForDaemons = false;
@@ -208,6 +213,7 @@ class Supervisor {
     // Everything before the first await runs inside supervise(): the pid is known when it returns.
     this.options.inbox?.attach((signal) => this.queue.push({ kind: 'signal', signal }));
     this.reaping = this.adoptOrphans(); // before the spawn: an orphan of the first millisecond comes here too
+    if (this.options.inbox) this.widenSignalPipe();
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
     const early = this.stopSignalBeforeSpawn();
     if (early) return this.finishBeforeSpawn(early);
@@ -257,6 +263,21 @@ class Supervisor {
       { reason: why },
     );
     return false;
+  }
+
+  /**
+   * A flood of signals must not fill Node's signal pipe, or the SIGTERM
+   * after it is dropped: widen it (CLI only: the probe is a signal to this
+   * very process, and it is not forwarded).
+   */
+  private widenSignalPipe(): void {
+    if (!this.platform.widenSignalPipe) return;
+    const result = this.platform.widenSignalPipe(() => {
+      this.probeSignals++;
+      this.platform.kill(process.pid, PROBE_SIGNAL);
+    });
+    if (typeof result === 'number') this.logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
+    else this.logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
   }
 
   /** A stop signal that came before the spawn (held, or taken by Node's start-up handler): no spawn then. */
@@ -313,6 +334,10 @@ class Supervisor {
     this.signalsSinceCheck++;
     this.timers.ensure('check', CHECK_MS);
     if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return; // raised by our own write to a closed stderr
+    if (received === PROBE_SIGNAL && this.probeSignals > 0) {
+      this.probeSignals--; // our own, sent to find the signal pipe
+      return;
+    }
     const signal = this.rewrite(received);
     if (signal === null) {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
@@ -336,7 +361,8 @@ class Supervisor {
       this.platform.kill(-group, signal);
       this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
     }
-    if (!this.pendingForwards.has(signal)) this.pendingForwards.set(signal, group);
+    if (this.pendingForwards.has(signal)) return; // the same signal already waits for the tree: one delivery serves both
+    this.pendingForwards.set(signal, group);
     if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest);
     else if (group === undefined || this.otherRootsPossible()) this.scans.request();
     else this.deliverPending(undefined);
@@ -361,8 +387,13 @@ class Supervisor {
    * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
    */
   private otherRootsPossible(): boolean {
-    if (!this.reaping || !this.platform.ownChildren || this.managers.length > 0 || this.pm2?.pidFileExists()) return true;
-    return this.platform.ownChildren().some((pid) => !this.nodeChildren.has(pid));
+    // Asked once per forward: under a flood, one answer serves for a moment.
+    const now = performance.now();
+    if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
+    const possible =
+      !this.reaping || !this.platform.ownChildren || this.managers.length > 0 || !!this.pm2?.pidFileExists() || this.platform.ownChildren().some((pid) => !this.nodeChildren.has(pid));
+    this.rootsVerdict = { at: now, possible };
+    return possible;
   }
 
   /** The forwards that waited for a fresh tree go to every root but the command's group (already done). */

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ReapedChild, ReapResult } from './types.js';
 
@@ -9,6 +9,8 @@ const WNOHANG = 1;
 
 interface Libc {
   prctl: (option: number, arg2: number, arg3: number, arg4: number, arg5: number) => number;
+  fcntl: (fd: number, command: number, arg: number) => number;
+  ioctl: (fd: number, request: number, value: number[]) => number;
   waitpid: (pid: number, status: number[], options: number) => number;
   waitid: (idtype: number, id: number, info: Buffer, options: number) => number;
   errno: () => number;
@@ -73,6 +75,8 @@ function load(): Libc | undefined {
       prctl: library.func('int prctl(int, unsigned long, unsigned long, unsigned long, unsigned long)'),
       waitpid: library.func('int waitpid(int, _Out_ int *, int)'),
       waitid: library.func('int waitid(int, int, void *, int)'),
+      fcntl: library.func('int fcntl(int, int, int)'),
+      ioctl: library.func('int ioctl(int, unsigned long, _Out_ int *)'),
       errno: () => koffi.errno(),
     };
   } catch (error) {
@@ -92,6 +96,51 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
   return undefined;
 }
 
+
+const F_SETPIPE_SZ = 1031;
+const FIONREAD = 0x541b;
+
+/**
+ * libuv passes every signal through one pipe per loop and drops a signal
+ * when that pipe is full (64 KiB, 4,096 signals). The pipe is found by what
+ * `probe` (a signal to ourselves, whose handler writes at once) adds to it,
+ * and widened to the most an unprivileged process may ask
+ * (/proc/sys/fs/pipe-max-size, 1 MiB: 65,536 signals). Returns its new size,
+ * or why not.
+ */
+export function widenSignalPipe(probe: () => void): number | string {
+  const native = load();
+  if (!native) return `koffi could not be loaded (${failure})`;
+  const waiting = (fd: number) => {
+    const count = [0];
+    return native.ioctl(fd, FIONREAD, count) === 0 ? count[0] : -1;
+  };
+  const pipes: number[] = [];
+  for (const entry of readdirSync('/proc/self/fd')) {
+    const fd = Number(entry);
+    try {
+      if (fd > 2 && readlinkSync(`/proc/self/fd/${entry}`).startsWith('pipe:')) pipes.push(fd);
+    } catch {
+      // closed meanwhile (the fd of the readdir itself)
+    }
+  }
+  const before = pipes.map(waiting);
+  probe();
+  const signalPipe = pipes.filter((fd, index) => before[index] >= 0 && waiting(fd) > before[index]);
+  if (signalPipe.length === 0) return 'the signal pipe was not found';
+  let size: number;
+  try {
+    size = Number(readFileSync('/proc/sys/fs/pipe-max-size', 'latin1').trim()) || 1 << 20;
+  } catch {
+    size = 1 << 20;
+  }
+  let result: number | string = 'fcntl(F_SETPIPE_SZ) failed';
+  for (const fd of signalPipe) {
+    const set = native.fcntl(fd, F_SETPIPE_SZ, size);
+    result = set > 0 ? set : `fcntl(F_SETPIPE_SZ) failed (errno ${native.errno()})`;
+  }
+  return result;
+}
 
 /** Every child of this process (any thread's), from /proc/self/task/TID/children. */
 export function ownChildren(): number[] {

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { adoptOrphans, ownChildren, reapOne, reapZombies } from './linux-native.js';
+import { adoptOrphans, ownChildren, reapOne, reapZombies, widenSignalPipe } from './linux-native.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
@@ -106,6 +106,7 @@ export const linuxPlatform: Platform = {
   watchChildren: watchSigchld,
   adoptOrphans,
   reapOne,
+  widenSignalPipe,
   reapZombies,
   ownChildren,
 };

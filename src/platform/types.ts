@@ -64,6 +64,12 @@ export interface Platform {
    * undefined when it works. Absent where orphans always go to PID 1.
    */
   adoptOrphans?(subreaper: boolean): string | undefined;
+  /**
+   * Make Node's signal pipe (one per loop; libuv drops a signal when it is
+   * full) as large as allowed, finding it with `probe` (a signal to self).
+   * Returns the new size in bytes, or why not. Absent where unknown.
+   */
+  widenSignalPipe?(probe: () => void): number | string;
   /** gsup's own children (all threads'), cheaply; absent where that needs a full look. */
   ownChildren?(): number[];
   /**
