@@ -99,6 +99,23 @@ describe('gsup -- pm2 start', () => {
     }
   }, 40_000);
 
+  it('--no-subreaper: the God daemon, reparented to init, is found by its pid file, adopted, and stopped with pm2 kill', async () => {
+    const pm2 = home();
+    const run = gsup(['-v', '--no-subreaper', '--', PM2, 'start', APP, '-i', '2'], { env: pm2.env() });
+    const apps = await appsReady(pm2, 2);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    expect(readProc(god)?.ppid).not.toBe(run.pid); // not gsup's: only the pid file leads to it
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(0);
+    for (const pid of apps) {
+      expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+      expect(isAlive(pid)).toBe(false);
+    }
+    expect(run.stderr.join('\n')).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
+    await waitFor(() => !isAlive(god), 'the God daemon to be gone');
+  }, 40_000);
+
   it('a God daemon that was running before gsup started is not adopted and never signalled', async () => {
     const pm2 = home();
     // The older daemon runs under a gsup of its own, which reaps it at the end.

@@ -1,4 +1,4 @@
-import type { Platform, ProcessInfo, SignalName } from '../../src/platform/index.js';
+import type { Platform, ProcessInfo, ReapedChild, SignalName } from '../../src/platform/index.js';
 
 /** An in-memory process table: unit tests see every kill(2) and need no real signals. */
 export class FakePlatform implements Platform {
@@ -6,6 +6,8 @@ export class FakePlatform implements Platform {
   readonly spawnWithExeca = false;
   readonly processes = new Map<number, ProcessInfo>();
   readonly kills: Array<{ pid: number; signal: SignalName }> = [];
+  /** How many looks at the whole table were taken. */
+  looks = 0;
   /** What a process does when it gets a signal; default: dies on SIGKILL only. */
   onSignal: (info: ProcessInfo, signal: SignalName) => void = (info, signal) => {
     if (signal === 'SIGKILL') this.processes.delete(info.pid);
@@ -18,6 +20,7 @@ export class FakePlatform implements Platform {
   }
 
   async listProcesses() {
+    this.looks++;
     return [...this.processes.values()].map((info) => ({ ...info }));
   }
   async processInfo(pid: number) {
@@ -35,7 +38,38 @@ export class FakePlatform implements Platform {
     for (const info of hit) this.onSignal(info as ProcessInfo, signal);
     return hit.length > 0;
   }
-  watchChildren() {
-    return () => {};
+
+  /** SIGCHLD: the engine's listener, fired by `sigchld()`. */
+  private childListener?: () => void;
+  watchChildren(listener: () => void) {
+    this.childListener = listener;
+    return () => (this.childListener = undefined);
+  }
+  sigchld(): void {
+    this.childListener?.();
+  }
+
+  /** Reaping (as PID 1 or subreaper): set `reaping` to offer it. */
+  reaping = false;
+  /** Zombie children of gsup waiting to be reaped, with their status. */
+  readonly zombies: ReapedChild[] = [];
+  adoptOrphans?: (subreaper: boolean) => string | undefined;
+  reapOne?: (keep: ReadonlySet<number>) => ReapedChild | 'none' | 'blocked';
+  ownChildren?: () => number[];
+  enableReaping(gsupPid: number): void {
+    this.adoptOrphans = () => undefined;
+    this.reapOne = () => {
+      const next = this.zombies.shift();
+      if (next) this.processes.delete(next.pid);
+      return next ?? 'none';
+    };
+    this.ownChildren = () => [...this.processes.values()].filter((info) => info.ppid === gsupPid).map((info) => info.pid);
+  }
+
+  /** A child of gsup dies with this status: a zombie until reaped. */
+  die(pid: number, status: { code: number | null; signal: number | null }): void {
+    const info = this.processes.get(pid);
+    if (info) info.state = 'Z';
+    this.zombies.push({ pid, ...status });
   }
 }

@@ -1,0 +1,300 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EventQueue, type EngineEvent } from '../../src/engine/queue.js';
+import type { CommandExit, SpawnFunction } from '../../src/engine/spawn.js';
+import { supervise, type SuperviseOptions } from '../../src/engine/supervisor.js';
+import { Logger } from '../../src/log.js';
+import type { SignalName } from '../../src/platform/index.js';
+import { FakePlatform } from '../helpers/fake-platform.js';
+
+// The loop driven by fake events (an in-memory process table, a fake
+// SIGCHLD) and fake timers: every phase change, no process, no sleep.
+
+const GSUP = process.pid;
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Lets the loop handle what is queued, and time pass. */
+const advance = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+
+interface Command {
+  pid: number;
+  finish: (exit: CommandExit) => void;
+}
+
+function setup({ reaping = false }: { reaping?: boolean } = {}) {
+  const platform = new FakePlatform();
+  platform.add({ pid: GSUP, ppid: 1, pgid: 1, sid: 1 });
+  if (reaping) platform.enableReaping(GSUP);
+  const commands: Command[] = [];
+  const spawn: SpawnFunction = () => {
+    const pid = 500 + commands.length * 100;
+    platform.add({ pid, ppid: GSUP }); // the command: group and session of its own
+    platform.add({ pid: pid + 1, ppid: pid, pgid: pid, sid: pid }); // its app
+    let finish!: (exit: CommandExit) => void;
+    const exited = new Promise<CommandExit>((resolve) => (finish = resolve));
+    commands.push({ pid, finish });
+    return { pid, exited, stdout: null, stderr: null };
+  };
+  // By default the command and its app die of the first stop signal; the command's exit is then reported.
+  platform.onSignal = (info, signal) => {
+    if (signal !== 'SIGTERM' && signal !== 'SIGINT' && signal !== 'SIGKILL') return;
+    platform.processes.delete(info.pid);
+    const command = commands.find((candidate) => candidate.pid === info.pid);
+    command?.finish({ code: null, signal });
+  };
+  const lines: string[] = [];
+  const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) });
+  const start = (options: SuperviseOptions = {}) => supervise('app', [], { platform, spawn, logger, subreaper: reaping, ...options });
+  return { platform, commands, lines, start };
+}
+
+const killsOf = (platform: FakePlatform, signal: SignalName) => platform.kills.filter((kill) => kill.signal === signal).map((kill) => kill.pid);
+
+describe('the loop, phase by phase', () => {
+  it('running: a forwarded signal goes to the command’s group at once, before any look at the tree', async () => {
+    const { platform, start } = setup({ reaping: true });
+    const handle = start();
+    handle.signal('SIGHUP');
+    await advance();
+    expect(killsOf(platform, 'SIGHUP')).toEqual([-500]);
+    // As subreaper with no orphan of the tree among its children, nothing else can be a root: no look at all.
+    expect(platform.looks).toBe(0);
+    handle.stop();
+    await advance(100);
+    expect((await handle.exited).exitCode).toBe(143);
+  });
+
+  it('running → stopping → done: one look, the stop signal to the roots once, then the command’s status', async () => {
+    const { platform, start, lines } = setup();
+    const handle = start();
+    handle.signal('SIGTERM');
+    await advance(100);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect(await handle.exited).toEqual({ exitCode: 143, code: null, signal: 'SIGTERM', killed: false });
+    expect(lines.some((line) => /stopped in \d+ms: 2 exited by themselves, 0 killed/.test(line))).toBe(true);
+  });
+
+  it('stopping → killing at the kill timeout: SIGKILL until nothing is left, exit 137', async () => {
+    const { platform, start, commands } = setup();
+    platform.onSignal = (info, signal) => {
+      if (signal !== 'SIGKILL') return;
+      platform.processes.delete(info.pid);
+      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
+    };
+    const handle = start({ killTimeout: 1000 });
+    handle.signal('SIGTERM');
+    await advance(999);
+    expect(killsOf(platform, 'SIGKILL')).toEqual([]);
+    await advance(100);
+    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
+    expect(await handle.exited).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
+  });
+
+  it('a second stop signal while stopping kills at once', async () => {
+    const { platform, start, commands } = setup();
+    platform.onSignal = (info, signal) => {
+      if (signal !== 'SIGKILL') return;
+      platform.processes.delete(info.pid);
+      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
+    };
+    const handle = start({ killTimeout: 10_000 });
+    handle.signal('SIGTERM');
+    await advance(50);
+    handle.signal('SIGINT');
+    await advance(50);
+    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
+    expect((await handle.exited).killed).toBe(true);
+  });
+
+  it('stop-delay → stopping: SIGTERM waits the delay; a second stop signal ends it early', async () => {
+    const { platform, start } = setup();
+    const handle = start({ stopDelay: 5000 });
+    handle.signal('SIGTERM');
+    await advance(4000);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([]);
+    handle.signal('SIGTERM');
+    await advance(50);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect((await handle.exited).exitCode).toBe(143);
+  });
+
+  it('exited → done: the command exits 3 with nothing left, gsup exits 3 without a look (subreaper)', async () => {
+    const { platform, start, commands } = setup({ reaping: true });
+    const handle = start();
+    platform.processes.delete(501);
+    platform.processes.delete(500);
+    commands[0].finish({ code: 3, signal: null });
+    await advance();
+    expect(await handle.exited).toMatchObject({ exitCode: 3 });
+    expect(platform.looks).toBe(0);
+  });
+
+  it('exited → stopping: what is left in the command’s group is stopped, the command’s status wins', async () => {
+    const { platform, start, commands } = setup();
+    const handle = start();
+    platform.processes.delete(500);
+    platform.processes.get(501)!.ppid = GSUP; // reparented
+    commands[0].finish({ code: 3, signal: null });
+    await advance(100);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect((await handle.exited).exitCode).toBe(3);
+  });
+
+  it('exited → daemons → done: a daemon left after exit 0 is waited for; SIGCHLD reaps it and its status is gsup’s', async () => {
+    const { platform, start, commands } = setup({ reaping: true });
+    const handle = start();
+    platform.processes.get(501)!.pgid = 501; // the app left the group: a daemon
+    platform.processes.get(501)!.sid = 501;
+    platform.processes.get(501)!.ppid = GSUP;
+    platform.processes.delete(500);
+    commands[0].finish({ code: 0, signal: null });
+    await advance(100);
+    let done = false;
+    void handle.exited.then(() => (done = true));
+    expect(done).toBe(false);
+    // The daemon is SIGKILLed behind gsup's back; its SIGCHLD arrives.
+    platform.die(501, { code: null, signal: 9 });
+    platform.sigchld();
+    await advance(50); // well before the 1 s look: SIGCHLD woke the loop
+    expect(done).toBe(true);
+    expect((await handle.exited).exitCode).toBe(137);
+  });
+
+  it('ending: a zombie seen by a look before its SIGCHLD is reaped at the end, and its status counts', async () => {
+    const { platform, start, commands } = setup({ reaping: true });
+    const handle = start();
+    Object.assign(platform.processes.get(501)!, { pgid: 501, sid: 501, ppid: GSUP });
+    platform.processes.delete(500);
+    commands[0].finish({ code: 0, signal: null });
+    await advance(100);
+    platform.die(501, { code: 5, signal: null }); // no SIGCHLD: the next look finds the tree empty
+    await advance(1100);
+    expect((await handle.exited).exitCode).toBe(5);
+    expect(platform.zombies).toEqual([]);
+  });
+
+  it('a missed SIGCHLD: the command’s exit is noticed while signals flood in (libuv is nudged with a SIGCHLD of our own)', async () => {
+    const { platform, start } = setup();
+    const handle = start();
+    handle.signal('SIGWINCH');
+    await advance();
+    // The command died; libuv was not told (its SIGCHLD dropped): only /proc shows it.
+    platform.processes.get(500)!.state = 'Z';
+    await advance(60);
+    expect(platform.kills).toContainEqual({ pid: GSUP, signal: 'SIGCHLD' });
+    handle.stop();
+  });
+
+  it('restarting: exit 1 with nothing left restarts after the delay, a new run', async () => {
+    const { platform, start, commands } = setup({ reaping: true });
+    const handle = start({ restart: 'on-failure', restartDelay: 1000 });
+    platform.processes.delete(501);
+    platform.processes.delete(500);
+    commands[0].finish({ code: 1, signal: null });
+    await advance(999);
+    expect(commands).toHaveLength(1);
+    await advance(10);
+    expect(commands).toHaveLength(2);
+    expect(handle.pid).toBe(600);
+    handle.signal('SIGTERM');
+    await advance(100);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-600]);
+    expect((await handle.exited).exitCode).toBe(143);
+  });
+
+  it('restart clean-up: a first stop signal cancels the restart without killing, a second kills at once', async () => {
+    const { platform, start, commands } = setup();
+    platform.onSignal = (info, signal) => {
+      if (signal === 'SIGKILL') platform.processes.delete(info.pid);
+    };
+    const handle = start({ restart: 'on-failure', killTimeout: 10_000, restartDelay: 10 });
+    platform.processes.delete(500);
+    platform.processes.get(501)!.ppid = GSUP;
+    commands[0].finish({ code: 1, signal: null });
+    await advance(50); // the leftover (ignoring SIGTERM) is being stopped before the restart
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    handle.signal('SIGTERM');
+    await advance(50);
+    expect(killsOf(platform, 'SIGKILL')).toEqual([]);
+    handle.signal('SIGTERM');
+    await advance(50);
+    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
+    expect((await handle.exited).exitCode).toBe(1);
+    expect(commands).toHaveLength(1);
+  });
+
+  it('restarting: a stop signal during the delay ends it, with the last status and no new run', async () => {
+    const { platform, start, commands } = setup({ reaping: true });
+    const handle = start({ restart: 'always', restartDelay: 5000 });
+    platform.processes.delete(501);
+    platform.processes.delete(500);
+    commands[0].finish({ code: 0, signal: null });
+    await advance(100);
+    handle.signal('SIGINT');
+    await advance(10);
+    expect((await handle.exited).exitCode).toBe(0);
+    await advance(6000);
+    expect(commands).toHaveLength(1);
+  });
+
+  it('a stop signal held before the spawn: the command is never started, exit 128+N', async () => {
+    const { start, commands } = setup();
+    const held: SignalName[] = ['SIGHUP', 'SIGINT'];
+    const handle = start({ inbox: { attach: (listener) => held.forEach(listener) } });
+    expect(handle.pid).toBeUndefined();
+    expect(commands).toHaveLength(0);
+    expect((await handle.exited).exitCode).toBe(130);
+  });
+
+  it('a stop signal Node’s start-up handler swallowed (PID 1): no spawn, exit 128+N', async () => {
+    const { start, commands } = setup();
+    const handle = start({ inbox: { attach: () => {}, swallowed: 'SIGTERM' } });
+    expect(commands).toHaveLength(0);
+    expect((await handle.exited).exitCode).toBe(143);
+  });
+
+  it('an internal error stops the tree with the normal sequence and exits 125', async () => {
+    const { platform, start } = setup();
+    const list = platform.listProcesses.bind(platform);
+    let failures = 1;
+    platform.listProcesses = async () => {
+      if (failures-- > 0) throw new Error('proc went away');
+      return list();
+    };
+    const handle = start();
+    handle.signal('SIGHUP'); // forwarded; its look at the tree fails
+    await advance(100);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect((await handle.exited).exitCode).toBe(125);
+  });
+});
+
+describe('EventQueue', () => {
+  const stop = (event: EngineEvent) => event.kind === 'signal' && event.signal === 'SIGTERM';
+
+  it('merges a signal that is already waiting, and puts stop signals first', async () => {
+    const queue = new EventQueue(stop);
+    for (let index = 0; index < 1000; index++) queue.push({ kind: 'signal', signal: 'SIGUSR1' });
+    queue.push({ kind: 'child' });
+    queue.push({ kind: 'child' });
+    queue.push({ kind: 'signal', signal: 'SIGTERM' });
+    expect(queue.length).toBe(3);
+    expect(await queue.next()).toEqual({ kind: 'signal', signal: 'SIGTERM' });
+    expect(await queue.next()).toEqual({ kind: 'signal', signal: 'SIGUSR1' });
+    // Once taken, the same signal queues again.
+    queue.push({ kind: 'signal', signal: 'SIGUSR1' });
+    expect(queue.length).toBe(2);
+  });
+
+  it('next() waits for the next event', async () => {
+    const queue = new EventQueue(stop);
+    const next = queue.next();
+    queue.push({ kind: 'child' });
+    expect(await next).toEqual({ kind: 'child' });
+  });
+});
