@@ -191,13 +191,13 @@ export class Pm2Supervision {
   }
 
   /** `pm2 kill` for a God daemon: a child of gsup, so it is part of the tree the stop waits for. */
-  kill(manager: Pm2Manager, onExit: () => void): number | undefined {
+  kill(manager: Pm2Manager, onExit: (pid: number) => void): number | undefined {
     const child = spawn(process.execPath, [this.cli!, 'kill'], {
       env: { ...this.env, PM2_HOME: manager.home },
       stdio: 'ignore',
     });
     child.on('error', (error) => this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error.message}`));
-    child.on('exit', onExit);
+    child.on('exit', () => onExit(child.pid!));
     return child.pid;
   }
 

@@ -1,4 +1,8 @@
-import type { Platform, ReapedChild, ReapResult } from '../platform/index.js';
+import type { Logger } from '../log.js';
+import type { Platform, ReapedChild } from '../platform/index.js';
+import { signalName } from '../signals.js';
+import { describeExit } from './format.js';
+import type { CommandExit } from './spawn.js';
 
 // Zombies reaped in one event at most; more wait for the next, so that a
 // flood of exiting orphans never holds up a stop signal.
@@ -12,13 +16,19 @@ export class Reaper {
   constructor(
     private readonly platform: Platform,
     private readonly nodeChildren: ReadonlySet<number>,
+    private readonly logger: Logger,
   ) {}
 
   /**
    * Reaps up to a batch; `more` when the batch was full, `nodeZombie` when a
    * child of Node's waits to be reaped (libuv may have missed its SIGCHLD).
    */
-  reap(): { reaped: ReapedChild[]; more: boolean; nodeZombie: boolean } {
+  reap(): { reaped: CommandExit[]; more: boolean; nodeZombie: boolean } {
+    const { reaped, more, nodeZombie } = this.reapBatch();
+    return { reaped: reaped.map((child) => this.noted(child)), more, nodeZombie };
+  }
+
+  private reapBatch(): { reaped: ReapedChild[]; more: boolean; nodeZombie: boolean } {
     const reaped: ReapedChild[] = [];
     const { platform } = this;
     if (!platform.reapOne) {
@@ -39,7 +49,15 @@ export class Reaper {
   }
 
   /** At the end: a walk of every child, reaping what can be, counting zombies not yet reapable (threads still exiting). */
-  sweep(): ReapResult {
-    return this.platform.reapZombies?.(this.nodeChildren) ?? { reaped: [], notYet: 0 };
+  sweep(): { reaped: CommandExit[]; notYet: number } {
+    const { reaped, notYet } = this.platform.reapZombies?.(this.nodeChildren) ?? { reaped: [], notYet: 0 };
+    return { reaped: reaped.map((child) => this.noted(child)), notYet };
+  }
+
+  /** Logged at -v; its status as the command's would be. */
+  private noted(child: ReapedChild): CommandExit {
+    const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
+    this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
+    return exit;
   }
 }

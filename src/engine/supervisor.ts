@@ -1,59 +1,27 @@
-import type { Readable } from 'node:stream';
 import { resolveConfig, type SupervisorConfig } from '../config.js';
 import { Logger, silentLogger } from '../log.js';
-import { currentPlatform, isAlive, type Platform, type ProcessInfo, type ReapedChild, type SignalName } from '../platform/index.js';
-import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalName, signalNumber } from '../signals.js';
+import { currentPlatform, isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
+import { STOP_SIGNALS, signalNumber } from '../signals.js';
 import { deliver } from './deliver.js';
 import { exitStatus, spawnErrorMessage, EXIT_INTERNAL } from './exit-status.js';
 import { onExitAction } from './on-exit.js';
-import { describeTargets, membersOf, processKey, restrictTargets, roots, unreached, units, type Target } from './plan.js';
-import { Pm2Supervision, type Pm2Manager, type Pm2Route } from './pm2.js';
+import { describeExit, describeTarget, formatDuration } from './format.js';
+import { Forwarder } from './forwarder.js';
+import { describeTargets, units } from './plan.js';
+import { Pm2Supervision, type Pm2Manager } from './pm2.js';
+import { StopRecord } from './stop.js';
 import { EventQueue, type EngineEvent, type TimerName } from './queue.js';
 import { Reaper } from './reaper.js';
+import { adoptOrphans, widenSignalPipe } from './startup.js';
 import { Relayers } from './relayers.js';
 import { RestartPolicy, type RestartDecision } from './restart.js';
 import { ScanScheduler } from './scans.js';
-import { defaultSpawn, type CommandExit, type SpawnedCommand, type SpawnFunction } from './spawn.js';
+import { defaultSpawn, type CommandExit, type SpawnedCommand } from './spawn.js';
 import { Timers } from './timers.js';
 import { ProcessTree, type TreeSnapshot } from './tree.js';
+import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './api.js';
 
-export interface SuperviseOptions extends Partial<SupervisorConfig> {
-  stdio?: 'inherit' | 'pipe' | 'ignore';
-  env?: NodeJS.ProcessEnv;
-  cwd?: string;
-  logger?: Logger;
-  platform?: Platform;
-  spawn?: SpawnFunction;
-  /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
-  suspendSelf?: () => void;
-  /** Signals received before the engine was built (the CLI's early handlers): handed over in order, then each as it comes. */
-  inbox?: { attach(listener: (signal: SignalName) => void): void; readonly swallowed?: SignalName };
-}
-
-export interface SupervisorResult {
-  /** What gsup exits with: the command's code, 128+N for signal N, 126/127/125. */
-  exitCode: number;
-  /** The command's own exit code, or null. */
-  code: number | null;
-  /** The signal the command died of, or null. */
-  signal: SignalName | null;
-  /** Whether any process had to be SIGKILLed. */
-  killed: boolean;
-  /** Why the command could not be started (`node: command not found`), if it could not. */
-  error?: string;
-}
-
-export interface SupervisorHandle {
-  /** The command's pid; undefined when it could not be started (or a stop signal came first). */
-  readonly pid: number | undefined;
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
-  /** Handle a signal as if gsup had received it: rewrite, forward, or stop. */
-  signal(signal: SignalName): void;
-  /** Start the stop sequence (SIGTERM by default) and wait for the end. */
-  stop(signal?: SignalName): Promise<SupervisorResult>;
-  readonly exited: Promise<SupervisorResult>;
-}
+export type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './api.js';
 
 /**
  * running → (stop-delay →) stopping → killing → ending → done, and around
@@ -70,8 +38,6 @@ export function supervise(command: string, args: readonly string[] = [], options
 
 // Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
 const PROBE_SIGNAL: SignalName = 'SIGURG';
-// A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
-const FRESH_MS = 50;
 // Looks at the tree while a stop waits for it to empty; a SIGCHLD calls one sooner.
 const STOP_POLL_MS = 20;
 // Looks while gsup stays for daemons the command left; SIGCHLD wakes it for its own children.
@@ -101,24 +67,6 @@ interface CommandRun {
   manager?: boolean;
 }
 
-/** One stop sequence (of the whole tree, or of what a run left before a restart). */
-interface Stop {
-  signal: SignalName;
-  startedAt: number;
-  /** What comes after: gsup's exit, or the next run. */
-  then: 'exit' | 'restart';
-  /** Stop signals received during it (the first included). */
-  received: number;
-  /** Every process that got the stop signal (pid:start): none gets it twice. */
-  reached: Set<string>;
-  /** pm2 God daemons already stopped with `pm2 kill`. */
-  pm2Killed: Set<number>;
-  /** Every process seen alive during it, and those that had to be SIGKILLed. */
-  seen: Set<string>;
-  killed: Map<string, { pid: number; command: string; startTime: number }>;
-  killStartedAt?: number;
-}
-
 class Supervisor {
   readonly handle: SupervisorHandle;
   readonly exited: Promise<SupervisorResult>;
@@ -141,18 +89,16 @@ class Supervisor {
   private phase: Phase = 'running';
   private run!: CommandRun;
   private runs = 0;
-  private stop?: Stop;
+  private stop?: StopRecord;
   private restart?: RestartDecision & { restart: true };
-  /** Forwarded signals still to go beyond the command's group, once the tree is fresh; the group signalled early, if it was. */
-  private readonly pendingForwards = new Map<SignalName, number | undefined>();
+  private readonly forwarder: Forwarder;
   private managers: Pm2Manager[] = [];
-  private ownPgid?: number;
+  private ownPgid = -1;
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
   private reaping = false;
   private signalsSinceCheck = 0;
   /** Signals gsup sent itself to find its signal pipe, not yet received. */
   private probeSignals = 0;
-  private rootsVerdict = { at: -Infinity, possible: true };
   /** The status of the last daemon reaped while gsup stayed for them (`auto`). */
   private daemonExit?: CommandExit;
   private stayedForDaemons = false;
@@ -180,15 +126,40 @@ class Supervisor {
       this.timers.signal,
     );
     this.relayers = new Relayers(this.platform);
-    this.reaper = new Reaper(this.platform, this.nodeChildren);
+
+    this.reaper = new Reaper(this.platform, this.nodeChildren, this.logger);
     this.restartPolicy = new RestartPolicy(this.config.restart, this.config.maxRestarts, this.config.restartDelay);
     if (this.config.pm2) {
       const ownStart = async () => (await this.platform.processInfo(process.pid))?.startTime ?? 0;
       this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, options.cwd ?? process.cwd());
     }
+    const supervisor = this;
+    this.forwarder = new Forwarder(
+      this.platform,
+      this.logger,
+      this.config.target,
+      this.pm2,
+      this.scans,
+      {
+        get run() {
+          return supervisor.run;
+        },
+        get managers() {
+          return supervisor.managers;
+        },
+        get ownPgid() {
+          return supervisor.ownPgid;
+        },
+        get reaping() {
+          return supervisor.reaping;
+        },
+        helpers: this.helpers,
+        nodeChildren: this.nodeChildren,
+      },
+      options.suspendSelf,
+    );
 
     this.exited = this.main(args);
-    const supervisor = this;
     this.handle = {
       get pid() {
         return supervisor.run?.pid;
@@ -212,8 +183,9 @@ class Supervisor {
   private async main(args: string[]): Promise<SupervisorResult> {
     // Everything before the first await runs inside supervise(): the pid is known when it returns.
     this.options.inbox?.attach((signal) => this.queue.push({ kind: 'signal', signal }));
-    this.reaping = this.adoptOrphans(); // before the spawn: an orphan of the first millisecond comes here too
-    if (this.options.inbox) this.widenSignalPipe();
+    this.reaping = adoptOrphans(this.platform, this.logger, this.config.subreaper); // before the spawn: an orphan of its first millisecond comes here too
+    // CLI only: the probe is a signal to this very process (and is not forwarded).
+    if (this.options.inbox) widenSignalPipe(this.platform, this.logger, () => this.probe());
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
     const early = this.stopSignalBeforeSpawn();
     if (early) return this.finishBeforeSpawn(early);
@@ -252,32 +224,9 @@ class Supervisor {
 
   // ── start-up ────────────────────────────────────────────────────────────
 
-  private adoptOrphans(): boolean {
-    const pid1 = process.pid === 1;
-    if (!this.platform.adoptOrphans || (!pid1 && !this.config.subreaper)) return false;
-    const why = this.platform.adoptOrphans(!pid1);
-    if (why === undefined) return true;
-    this.logger.warn(
-      'no-reaping',
-      pid1 ? `as PID 1 gsup cannot reap orphaned zombies: ${why}` : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
-      { reason: why },
-    );
-    return false;
-  }
-
-  /**
-   * A flood of signals must not fill Node's signal pipe, or the SIGTERM
-   * after it is dropped: widen it (CLI only: the probe is a signal to this
-   * very process, and it is not forwarded).
-   */
-  private widenSignalPipe(): void {
-    if (!this.platform.widenSignalPipe) return;
-    const result = this.platform.widenSignalPipe(() => {
-      this.probeSignals++;
-      this.platform.kill(process.pid, PROBE_SIGNAL);
-    });
-    if (typeof result === 'number') this.logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
-    else this.logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
+  private probe(): void {
+    this.probeSignals++;
+    this.platform.kill(process.pid, PROBE_SIGNAL);
   }
 
   /** A stop signal that came before the spawn (held, or taken by Node's start-up handler): no spawn then. */
@@ -345,82 +294,7 @@ class Supervisor {
     }
     if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
     if (STOP_SIGNALS.has(signal)) return this.onStopSignal(signal, `${received} received`);
-    this.forward(signal);
-  }
-
-  /**
-   * A forward: the command's group at once, with one kill(-pgid) and no look
-   * at the tree (while the command is unreaped its group id cannot be
-   * reused); the other roots once the tree is known fresh.
-   */
-  private forward(signal: SignalName): void {
-    const run = this.run;
-    run.sent.add(signal);
-    const group = this.commandGroup(signal);
-    if (group !== undefined) {
-      this.platform.kill(-group, signal);
-      this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
-    }
-    if (this.pendingForwards.has(signal)) return; // the same signal already waits for the tree: one delivery serves both
-    this.pendingForwards.set(signal, group);
-    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest);
-    else if (group === undefined || this.otherRootsPossible()) this.scans.request();
-    else this.deliverPending(undefined);
-  }
-
-  /**
-   * The command's process group, when it can be signalled with no look at
-   * the tree: `group` target, the command unreaped, and not a pm2 manager
-   * (which gets signals alone). Not SIGQUIT: pm2 stops its apps on it, so a
-   * pm2 runtime inside the group must get it alone.
-   */
-  private commandGroup(signal: SignalName): number | undefined {
-    const run = this.run;
-    if (run.pgid === undefined || run.exit || signal === 'SIGQUIT') return undefined;
-    run.manager ??= this.pm2?.isManager(run.pgid) ?? false;
-    return run.manager ? undefined : run.pgid;
-  }
-
-  /**
-   * Can any root besides the command's group exist? As PID 1 or subreaper,
-   * every orphan of the tree is a child of gsup; with none but Node's own and
-   * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
-   */
-  private otherRootsPossible(): boolean {
-    // Asked once per forward: under a flood, one answer serves for a moment.
-    const now = performance.now();
-    if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
-    const possible =
-      !this.reaping || !this.platform.ownChildren || this.managers.length > 0 || !!this.pm2?.pidFileExists() || this.platform.ownChildren().some((pid) => !this.nodeChildren.has(pid));
-    this.rootsVerdict = { at: now, possible };
-    return possible;
-  }
-
-  /** The forwards that waited for a fresh tree go to every root but the command's group (already done). */
-  private deliverPending(snapshot: TreeSnapshot | undefined): void {
-    for (const [signal, group] of this.pendingForwards) {
-      this.pendingForwards.delete(signal);
-      const route = snapshot ? this.plan(snapshot, signal, false) : undefined;
-      const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
-      if (route) this.pm2?.announce(route, signal);
-      if (targets.length > 0) {
-        for (const target of targets) this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
-        this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
-      } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
-      // Job control: once the signal is out, gsup stops itself too (the shell sees the job stopped).
-      if (JOB_CONTROL_SIGNALS.has(signal)) this.options.suspendSelf?.();
-    }
-  }
-
-  /**
-   * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
-   * stop is `pm2 kill`); never gsup's own helpers (`pm2 kill` itself).
-   */
-  private plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean): Pm2Route {
-    let targets = roots(snapshot, this.config.target, this.ownPgid ?? -1);
-    if (this.helpers.size > 0) targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !this.helpers.has(pid))));
-    if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
-    return this.pm2.route(targets, snapshot, this.managers, signal, stop);
+    this.forwarder.forward(signal);
   }
 
   // ── the stop sequence ───────────────────────────────────────────────────
@@ -454,8 +328,8 @@ class Supervisor {
   }
 
   /** 1. The stop delay (if any), then the stop signal. */
-  private beginStop(signal: SignalName, reason: string, delayMs: number, then: Stop['then']): void {
-    this.stop = { signal, then, startedAt: Date.now(), received: 1, reached: new Set(), pm2Killed: new Set(), seen: new Set(), killed: new Map() };
+  private beginStop(signal: SignalName, reason: string, delayMs: number, then: StopRecord['then']): void {
+    this.stop = new StopRecord(signal, then);
     this.logger.notice('stop', `${reason}: stopping the tree with ${signal} (kill timeout ${formatDuration(this.config.killTimeout)})`, {
       signal,
       reason,
@@ -468,7 +342,7 @@ class Supervisor {
     this.timers.set('stop-delay', delayMs);
   }
 
-  /** 2. The stop signal goes to every root of a fresh look (and later to each new root, once); the kill timeout starts. */
+  /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */
   private sendStop(): void {
     this.phase = 'stopping';
     this.timers.clear('stop-delay');
@@ -476,34 +350,25 @@ class Supervisor {
     this.scans.request();
   }
 
-  /** 3. While stopping: each look delivers the stop signal to roots not yet reached, until nothing is alive. */
+  /**
+   * 3. Each look while stopping: the stop signal to every root not reached
+   * yet (a group whose parent exited without stopping it becomes one), pm2
+   * daemons through `pm2 kill`; until nothing of the tree is alive.
+   */
   private async stopStep(snapshot: TreeSnapshot): Promise<void> {
     const stop = this.stop!;
-    for (const info of snapshot.alive) stop.seen.add(processKey(info));
+    stop.saw(snapshot);
     if (snapshot.alive.length === 0) return this.endStop();
-    const route = this.plan(snapshot, stop.signal, true);
-    const { targets, pm2Kill, managed } = route;
-    const fresh = unreached(targets, stop.reached);
-    const newPm2Kill = pm2Kill.filter((manager) => !stop.pm2Killed.has(manager.info.pid));
-    if (fresh.length > 0 || newPm2Kill.length > 0) this.pm2?.announce(route, stop.signal);
+    const route = this.forwarder.plan(snapshot, stop.signal, true);
+    const fresh = stop.take(route.targets);
+    const pm2Kill = stop.takePm2(route.pm2Kill, route.managed, snapshot);
+    if (fresh.length > 0 || pm2Kill.length > 0) this.pm2?.announce(route, stop.signal);
     if (fresh.length > 0) {
-      for (const info of fresh.flatMap(membersOf)) stop.reached.add(processKey(info));
       this.run.sent.add(stop.signal);
       await deliver(this.platform, fresh, stop.signal, this.relayers);
       this.logger.info('forward', `${stop.signal} → ${describeTargets(fresh)}`, { signal: stop.signal, targets: fresh.map(describeTarget) });
     }
-    for (const manager of newPm2Kill) {
-      stop.pm2Killed.add(manager.info.pid);
-      for (const info of snapshot.alive) if (managed.has(info.pid)) stop.reached.add(processKey(info));
-      const pid = this.pm2!.kill(manager, () => {
-        this.nodeChildren.delete(pid!);
-        this.helpers.delete(pid!);
-      });
-      if (pid !== undefined) {
-        this.nodeChildren.add(pid);
-        this.helpers.add(pid);
-      }
-    }
+    for (const manager of pm2Kill) this.spawnHelper(() => this.pm2!.kill(manager, (pid) => this.helperExited(pid)));
     this.scans.request(STOP_POLL_MS);
   }
 
@@ -523,16 +388,12 @@ class Supervisor {
       this.logger.warn('kill-failed', `still alive after SIGKILL: ${pids.join(', ')}`, { pids });
       return this.endStop();
     }
-    for (const info of snapshot.alive) {
-      const key = processKey(info);
-      stop.seen.add(key);
-      if (!stop.killed.has(key)) stop.killed.set(key, { pid: info.pid, command: this.platform.commandLine(info.pid), startTime: info.startTime });
-    }
+    stop.killing(snapshot.alive, (pid) => this.platform.commandLine(pid));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
     } else {
       // Whole groups first (one kill reaches every member, new forks included), then each process.
-      for (const target of units(snapshot, this.ownPgid ?? -1)) if (target.kind === 'group') this.platform.kill(-target.pgid, 'SIGKILL');
+      for (const target of units(snapshot, this.ownPgid)) if (target.kind === 'group') this.platform.kill(-target.pgid, 'SIGKILL');
       for (const info of snapshot.alive) this.platform.kill(info.pid, 'SIGKILL');
     }
     this.scans.request(1);
@@ -542,21 +403,25 @@ class Supervisor {
   private endStop(): void {
     const stop = this.stop!;
     this.timers.clear('kill-timeout');
-    const durationMs = Date.now() - stop.startedAt;
-    // Oldest first (the command before what it forked): pids wrap around, start times do not.
-    const killed = [...stop.killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
-    if (killed.length > 0) this.killed = true;
-    const exited = [...stop.seen].filter((key) => !stop.killed.has(key)).length;
-    const shown = killed.slice(0, 10).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));
-    if (killed.length > shown.length) shown.push(`and ${killed.length - shown.length} more`);
-    this.logger.notice(
-      'stopped',
-      `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` + (killed.length > 0 ? `: ${shown.join(', ')}` : ''),
-      { durationMs, exited, killed: killed.map(({ pid, command }) => ({ pid, command })) },
-    );
+    if (stop.anyKilled) this.killed = true;
+    const { message, fields } = stop.summary();
+    this.logger.notice('stopped', message, fields);
     this.stop = undefined;
     if (stop.then === 'restart') return this.waitToRestart();
     this.finish();
+  }
+
+  /** A helper process of gsup's own (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
+  private spawnHelper(spawn: () => number | undefined): void {
+    const pid = spawn();
+    if (pid === undefined) return;
+    this.nodeChildren.add(pid);
+    this.helpers.add(pid);
+  }
+
+  private helperExited(pid: number): void {
+    this.nodeChildren.delete(pid);
+    this.helpers.delete(pid);
   }
 
   // ── the command's exit, restarts, daemons ──────────────────────────────
@@ -622,14 +487,14 @@ class Supervisor {
   // ── the tree, children, timers ─────────────────────────────────────────
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
-    this.ownPgid ??= (await this.platform.processInfo(process.pid))?.pgid ?? -1;
+    if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
     this.logChanges(snapshot);
     if (this.pm2 && (snapshot.joined.length > 0 || this.phase === 'exited' || this.managers.length > 0)) {
       this.managers = await this.pm2.find(snapshot);
       // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): look again with it.
       if (this.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid))) return this.scans.request();
     }
-    if (this.pendingForwards.size > 0) this.deliverPending(snapshot);
+    this.forwarder.deliverPending(snapshot);
     switch (this.phase) {
       case 'exited':
         return this.afterExit(snapshot.alive);
@@ -660,15 +525,14 @@ class Supervisor {
   private reap(): void {
     if (!this.reaping) return;
     const { reaped, more, nodeZombie } = this.reaper.reap();
-    for (const child of reaped) this.noteReaped(child);
+    for (const exit of reaped) this.noteReaped(exit);
     if (more) this.queue.push({ kind: 'child' });
     if (nodeZombie) this.timers.ensure('check', CHECK_MS);
   }
 
-  private noteReaped(child: ReapedChild): void {
-    const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
+  /** Staying for daemons (`auto`), the last one's status becomes gsup's. */
+  private noteReaped(exit: CommandExit): void {
     if (this.stayedForDaemons) this.daemonExit = exit;
-    this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
   }
 
   private async onTimer(name: TimerName): Promise<void> {
@@ -728,7 +592,7 @@ class Supervisor {
     if (this.reaping) {
       this.reap();
       const { reaped, notYet } = this.reaper.sweep();
-      for (const child of reaped) this.noteReaped(child);
+      for (const exit of reaped) this.noteReaped(exit);
       if (notYet > 0 && this.finalReaps++ < FINAL_REAP_TRIES) return this.timers.set('finish', FINAL_REAP_MS);
     }
     this.end(this.daemonExit ?? exit);
@@ -783,16 +647,4 @@ function urgent(event: EngineEvent, config: SupervisorConfig): boolean {
   if (event.kind !== 'signal') return false;
   const signal = config.rewrite.has(event.signal) ? config.rewrite.get(event.signal) : event.signal;
   return signal !== null && signal !== undefined && STOP_SIGNALS.has(signal);
-}
-
-function describeTarget(target: Target): { pgid: number } | { pid: number } {
-  return target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid };
-}
-
-function describeExit(exit: CommandExit): string {
-  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
-}
-
-export function formatDuration(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;
 }

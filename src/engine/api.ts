@@ -1,0 +1,45 @@
+import type { Readable } from 'node:stream';
+import type { SupervisorConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Platform, SignalName } from '../platform/index.js';
+import type { SpawnFunction } from './spawn.js';
+
+// What `supervise()` takes and gives.
+
+export interface SuperviseOptions extends Partial<SupervisorConfig> {
+  stdio?: 'inherit' | 'pipe' | 'ignore';
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logger?: Logger;
+  platform?: Platform;
+  spawn?: SpawnFunction;
+  /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
+  suspendSelf?: () => void;
+  /** Signals received before the engine was built (the CLI's early handlers): handed over in order, then each as it comes. */
+  inbox?: { attach(listener: (signal: SignalName) => void): void; readonly swallowed?: SignalName };
+}
+
+export interface SupervisorResult {
+  /** What gsup exits with: the command's code, 128+N for signal N, 126/127/125. */
+  exitCode: number;
+  /** The command's own exit code, or null. */
+  code: number | null;
+  /** The signal the command died of, or null. */
+  signal: SignalName | null;
+  /** Whether any process had to be SIGKILLed. */
+  killed: boolean;
+  /** Why the command could not be started (`node: command not found`), if it could not. */
+  error?: string;
+}
+
+export interface SupervisorHandle {
+  /** The command's pid; undefined when it could not be started (or a stop signal came first). */
+  readonly pid: number | undefined;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  /** Handle a signal as if gsup had received it: rewrite, forward, or stop. */
+  signal(signal: SignalName): void;
+  /** Start the stop sequence (SIGTERM by default) and wait for the end. */
+  stop(signal?: SignalName): Promise<SupervisorResult>;
+  readonly exited: Promise<SupervisorResult>;
+}

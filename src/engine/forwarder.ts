@@ -1,0 +1,118 @@
+import type { Logger } from '../log.js';
+import type { Platform, SignalName } from '../platform/index.js';
+import { JOB_CONTROL_SIGNALS } from '../signals.js';
+import { describeTarget } from './format.js';
+import { describeTargets, restrictTargets, roots, type TargetMode } from './plan.js';
+import type { Pm2Manager, Pm2Route, Pm2Supervision } from './pm2.js';
+import type { ScanScheduler } from './scans.js';
+import type { TreeSnapshot } from './tree.js';
+
+// A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
+const FRESH_MS = 50;
+
+/** What the supervisor knows that a forward needs, as it is now. */
+export interface ForwardFacts {
+  /** The command's own group while it leads one and is unreaped; whether it is a pm2 manager (looked up once). */
+  readonly run: { readonly pgid: number | undefined; readonly exit?: object; readonly sent: Set<SignalName>; manager?: boolean };
+  readonly managers: Pm2Manager[];
+  readonly ownPgid: number;
+  /** gsup's own helpers (`pm2 kill`): never a target. */
+  readonly helpers: ReadonlySet<number>;
+  /** Orphans of the tree come to gsup (PID 1, subreaper). */
+  readonly reaping: boolean;
+  readonly nodeChildren: ReadonlySet<number>;
+}
+
+/**
+ * Forwarded signals (all but the stop signals): a plan, then one delivery.
+ * The command's group gets the signal at once with one kill(-pgid) and no
+ * look at the tree (while the command is unreaped its group id cannot be
+ * reused); the other roots get it once the tree is known fresh. The same
+ * signal waiting for the tree twice is delivered once.
+ */
+export class Forwarder {
+  private readonly pending = new Map<SignalName, number | undefined>();
+  private rootsVerdict = { at: -Infinity, possible: true };
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly logger: Logger,
+    private readonly mode: TargetMode,
+    private readonly pm2: Pm2Supervision | undefined,
+    private readonly scans: ScanScheduler,
+    private readonly facts: ForwardFacts,
+    private readonly suspendSelf?: () => void,
+  ) {}
+
+  forward(signal: SignalName): void {
+    this.facts.run.sent.add(signal);
+    const group = this.commandGroup(signal);
+    if (group !== undefined) {
+      this.platform.kill(-group, signal);
+      this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
+    }
+    if (this.pending.has(signal)) return;
+    this.pending.set(signal, group);
+    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest);
+    else if (group === undefined || this.otherRootsPossible()) this.scans.request();
+    else this.deliverPending(undefined);
+  }
+
+  /** A fresh look at the tree: what waited for it goes out now. */
+  deliverPending(snapshot: TreeSnapshot | undefined): void {
+    for (const [signal, group] of this.pending) {
+      this.pending.delete(signal);
+      const route = snapshot ? this.plan(snapshot, signal, false) : undefined;
+      const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
+      if (route) this.pm2?.announce(route, signal);
+      if (targets.length > 0) {
+        for (const target of targets) this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
+        this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
+      } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
+      // Job control: once the signal is out, gsup stops itself too (the shell sees the job stopped).
+      if (JOB_CONTROL_SIGNALS.has(signal)) this.suspendSelf?.();
+    }
+  }
+
+  /**
+   * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
+   * stop is `pm2 kill`); never gsup's own helpers.
+   */
+  plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean): Pm2Route {
+    const { helpers, ownPgid, managers } = this.facts;
+    let targets = roots(snapshot, this.mode, ownPgid);
+    if (helpers.size > 0) targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !helpers.has(pid))));
+    if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
+    return this.pm2.route(targets, snapshot, managers, signal, stop);
+  }
+
+  /**
+   * The command's process group, when it can be signalled with no look at
+   * the tree: `group` target, the command unreaped, and not a pm2 manager
+   * (which gets signals alone). Not SIGQUIT: pm2 stops its apps on it, so a
+   * pm2 runtime inside the group must get it alone.
+   */
+  private commandGroup(signal: SignalName): number | undefined {
+    const run = this.facts.run;
+    if (run.pgid === undefined || run.exit || signal === 'SIGQUIT') return undefined;
+    run.manager ??= this.pm2?.isManager(run.pgid) ?? false;
+    return run.manager ? undefined : run.pgid;
+  }
+
+  /**
+   * Can any root besides the command's group exist? As PID 1 or subreaper,
+   * every orphan of the tree is a child of gsup; with none but Node's own and
+   * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
+   */
+  private otherRootsPossible(): boolean {
+    // Asked once per forward: under a flood, one answer serves for a moment.
+    const now = performance.now();
+    if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
+    const { reaping, managers, nodeChildren } = this.facts;
+    const ownChildren = this.platform.ownChildren;
+    const possible =
+      !reaping || !ownChildren || managers.length > 0 || !!this.pm2?.pidFileExists() || ownChildren().some((pid) => !nodeChildren.has(pid));
+    this.rootsVerdict = { at: now, possible };
+    return possible;
+  }
+}

@@ -1,0 +1,32 @@
+import type { Logger } from '../log.js';
+import type { Platform } from '../platform/index.js';
+
+// Start-up steps that ask the platform for something and say why when it cannot.
+
+/**
+ * Make orphans of the tree come to gsup and be reaped here: always as PID 1,
+ * as child subreaper when asked. Returns whether gsup reaps.
+ */
+export function adoptOrphans(platform: Platform, logger: Logger, subreaper: boolean): boolean {
+  const pid1 = process.pid === 1;
+  if (!platform.adoptOrphans || (!pid1 && !subreaper)) return false;
+  const why = platform.adoptOrphans(!pid1);
+  if (why === undefined) return true;
+  logger.warn(
+    'no-reaping',
+    pid1 ? `as PID 1 gsup cannot reap orphaned zombies: ${why}` : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
+    { reason: why },
+  );
+  return false;
+}
+
+/**
+ * A flood of signals must not fill Node's signal pipe, or the SIGTERM after
+ * it is dropped: widen the pipe, found with `probe` (a signal to self).
+ */
+export function widenSignalPipe(platform: Platform, logger: Logger, probe: () => void): void {
+  if (!platform.widenSignalPipe) return;
+  const result = platform.widenSignalPipe(probe);
+  if (typeof result === 'number') logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
+  else logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
+}

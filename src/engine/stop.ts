@@ -1,0 +1,79 @@
+import type { ProcessInfo, SignalName } from '../platform/index.js';
+import { formatDuration } from './format.js';
+import { membersOf, processKey, unreached, type Target } from './plan.js';
+import type { Pm2Manager } from './pm2.js';
+import type { TreeSnapshot } from './tree.js';
+
+/** A process that had to be SIGKILLed, for the summary. */
+export interface KilledProcess {
+  pid: number;
+  command: string;
+  startTime: number;
+}
+
+/**
+ * What one stop sequence knows: who has had the stop signal (none gets it
+ * twice), who was seen alive, who had to be SIGKILLed; and its summary line.
+ */
+export class StopRecord {
+  readonly startedAt = Date.now();
+  /** Stop signals received during it, the first included. */
+  received = 1;
+  killStartedAt?: number;
+  private readonly reached = new Set<string>();
+  private readonly pm2Killed = new Set<number>();
+  private readonly seen = new Set<string>();
+  private readonly killed = new Map<string, KilledProcess>();
+
+  constructor(
+    readonly signal: SignalName,
+    /** What comes after: gsup's exit, or the next run. */
+    public then: 'exit' | 'restart',
+  ) {}
+
+  saw(snapshot: TreeSnapshot): void {
+    for (const info of snapshot.alive) this.seen.add(processKey(info));
+  }
+
+  /** The part of `targets` not sent the stop signal yet, now counted as sent. */
+  take(targets: Target[]): Target[] {
+    const fresh = unreached(targets, this.reached);
+    for (const info of fresh.flatMap(membersOf)) this.reached.add(processKey(info));
+    return fresh;
+  }
+
+  /** The pm2 God daemons not yet stopped with `pm2 kill`; what they run counts as reached. */
+  takePm2(managers: Pm2Manager[], managed: ReadonlySet<number>, snapshot: TreeSnapshot): Pm2Manager[] {
+    const fresh = managers.filter((manager) => !this.pm2Killed.has(manager.info.pid));
+    for (const manager of fresh) this.pm2Killed.add(manager.info.pid);
+    if (fresh.length > 0) for (const info of snapshot.alive) if (managed.has(info.pid)) this.reached.add(processKey(info));
+    return fresh;
+  }
+
+  /** These are being SIGKILLed: named in the summary. */
+  killing(alive: ProcessInfo[], commandLine: (pid: number) => string): void {
+    for (const info of alive) {
+      const key = processKey(info);
+      this.seen.add(key);
+      if (!this.killed.has(key)) this.killed.set(key, { pid: info.pid, command: commandLine(info.pid), startTime: info.startTime });
+    }
+  }
+
+  get anyKilled(): boolean {
+    return this.killed.size > 0;
+  }
+
+  /** The one summary line: how long, how many exited by themselves, which were killed (oldest first, ten named). */
+  summary(): { message: string; fields: Record<string, unknown> } {
+    const durationMs = Date.now() - this.startedAt;
+    // Oldest first (the command before what it forked): pids wrap around, start times do not.
+    const killed = [...this.killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
+    const exited = [...this.seen].filter((key) => !this.killed.has(key)).length;
+    const shown = killed.slice(0, 10).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));
+    if (killed.length > shown.length) shown.push(`and ${killed.length - shown.length} more`);
+    return {
+      message: `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` + (killed.length > 0 ? `: ${shown.join(', ')}` : ''),
+      fields: { durationMs, exited, killed: killed.map(({ pid, command }) => ({ pid, command })) },
+    };
+  }
+}
