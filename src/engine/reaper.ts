@@ -57,7 +57,7 @@ export class Reaper {
   /** Logged at -v; its status as the command's would be. */
   private noted(child: ReapedChild): CommandExit {
     const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
-    this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
+    if (this.logger.enabled('info')) this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
     return exit;
   }
 }

@@ -28,6 +28,8 @@ export class Relayers {
     const found: ProcessInfo[] = [];
     const seen = new Set<string>();
     for (const info of processes) {
+      // tsx runs in node: only a process named so (or unnamed, where the platform cannot tell) is worth reading.
+      if (info.name !== '' && !info.name.startsWith('node')) continue;
       const key = `${info.pid}:${info.startTime}:${info.name}`;
       seen.add(key);
       let verdict = this.verdicts.get(key);

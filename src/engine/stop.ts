@@ -4,12 +4,8 @@ import { membersOf, processKey, unreached, type Target } from './plan.js';
 import type { Pm2Manager } from './pm2.js';
 import type { TreeSnapshot } from './tree.js';
 
-/** A process that had to be SIGKILLed, for the summary. */
-export interface KilledProcess {
-  pid: number;
-  command: string;
-  startTime: number;
-}
+// The summary names this many of the killed (the oldest): only their command lines are read.
+const NAMED = 10;
 
 /**
  * What one stop sequence knows: who has had the stop signal (none gets it
@@ -23,7 +19,8 @@ export class StopRecord {
   private readonly reached = new Set<string>();
   private readonly pm2Killed = new Set<number>();
   private readonly seen = new Set<string>();
-  private readonly killed = new Map<string, KilledProcess>();
+  private readonly killed = new Map<string, ProcessInfo>();
+  private readonly names = new Map<string, string>();
 
   constructor(
     readonly signal: SignalName,
@@ -50,13 +47,22 @@ export class StopRecord {
     return fresh;
   }
 
-  /** These are being SIGKILLed: named in the summary. */
+  /** These are being SIGKILLed: counted, and the oldest named (now, while their command lines can still be read). */
   killing(alive: ProcessInfo[], commandLine: (pid: number) => string): void {
     for (const info of alive) {
       const key = processKey(info);
       this.seen.add(key);
-      if (!this.killed.has(key)) this.killed.set(key, { pid: info.pid, command: commandLine(info.pid), startTime: info.startTime });
+      this.killed.set(key, info);
     }
+    for (const info of this.oldestKilled().slice(0, NAMED)) {
+      const key = processKey(info);
+      if (!this.names.has(key)) this.names.set(key, commandLine(info.pid));
+    }
+  }
+
+  /** Oldest first (the command before what it forked): pids wrap around, start times do not. */
+  private oldestKilled(): ProcessInfo[] {
+    return [...this.killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
   }
 
   get anyKilled(): boolean {
@@ -66,14 +72,13 @@ export class StopRecord {
   /** The one summary line: how long, how many exited by themselves, which were killed (oldest first, ten named). */
   summary(): { message: string; fields: Record<string, unknown> } {
     const durationMs = Date.now() - this.startedAt;
-    // Oldest first (the command before what it forked): pids wrap around, start times do not.
-    const killed = [...this.killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
+    const killed = this.oldestKilled().map((info) => ({ pid: info.pid, command: this.names.get(processKey(info)) }));
     const exited = [...this.seen].filter((key) => !this.killed.has(key)).length;
-    const shown = killed.slice(0, 10).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));
+    const shown = killed.slice(0, NAMED).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));
     if (killed.length > shown.length) shown.push(`and ${killed.length - shown.length} more`);
     return {
       message: `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` + (killed.length > 0 ? `: ${shown.join(', ')}` : ''),
-      fields: { durationMs, exited, killed: killed.map(({ pid, command }) => ({ pid, command })) },
+      fields: { durationMs, exited, killed },
     };
   }
 }

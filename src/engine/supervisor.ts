@@ -376,7 +376,15 @@ class Supervisor {
   private beginKilling(): void {
     this.phase = 'killing';
     this.timers.clear('kill-timeout');
-    this.stop!.killStartedAt = Date.now();
+    const stop = this.stop!;
+    stop.killStartedAt = Date.now();
+    // The command's group at once, before any look (its id cannot be reused while the command is unreaped).
+    const run = this.run;
+    if (run.pgid !== undefined && !run.exit) {
+      const members = this.scans.latest?.alive.filter((info) => info.pgid === run.pgid) ?? [];
+      stop.killing(members, (pid) => this.platform.commandLine(pid));
+      this.platform.kill(-run.pgid, 'SIGKILL');
+    }
     this.scans.request();
   }
 
@@ -432,30 +440,41 @@ class Supervisor {
     run.exit = exit;
     if (run.pid !== undefined) this.nodeChildren.delete(run.pid);
     if (exit.errorCode !== undefined) return this.finish();
-    this.logger.debug('command-exit', `command exited (${describeExit(exit)})`, { code: exit.code, signal: exit.signal });
+    this.logger.info('command-exit', `pid ${run.pid} left the tree: the command exited (${describeExit(exit)})`, { pid: run.pid, code: exit.code, signal: exit.signal });
     if (this.phase === 'ending') return this.finish();
-    if (this.phase !== 'running') {
-      // A stop waits for the whole tree; look now rather than at the next poll.
-      if (this.phase === 'stopping' || this.phase === 'killing') this.scans.request();
-      return;
-    }
+    if (this.phase !== 'running') return this.treeMayBeGone();
     const decision = this.restartPolicy.decide(exit, Date.now() - run.startedAt, run.sent);
     if (decision.restart) this.restart = { ...decision, reason: `${decision.reason} (restart ${decision.attempt} of ${this.config.maxRestarts})` };
     else if (decision.reason) this.logger.warn('restart-give-up', `command ${decision.reason}`);
     this.phase = 'exited';
     if (this.config.onExit === 'exit' && !this.restart) return this.finish();
-    if (this.nothingCanBeLeft()) return this.afterExit([]);
+    this.reap();
+    // A pm2 pid file may lead to a God daemon the command started elsewhere (or an older one to name): look then.
+    if (!this.pm2?.pidFileExists() && this.treeIsGone()) return this.afterExit([]);
     this.scans.request();
   }
 
   /**
-   * Once the command is gone: as PID 1 or subreaper, every process it left
-   * is now a child of gsup. None but Node's own, and nothing else ever seen
-   * in the tree: nothing is left, and no look at the tree is needed.
+   * As PID 1 or subreaper (set before the spawn), every process of the tree
+   * descends from gsup: orphans come to it. So once gsup has no child left
+   * (zombies reaped, the command reported by libuv) and no pm2 daemon was
+   * adopted from elsewhere, nothing of the tree is alive — known with no
+   * look at the tree, however large it was.
    */
-  private nothingCanBeLeft(): boolean {
-    if (!this.reaping || !this.platform.ownChildren || this.tree.knownCount > 1 || this.pm2?.pidFileExists()) return false;
-    return this.platform.ownChildren().every((pid) => this.nodeChildren.has(pid));
+  private treeIsGone(): boolean {
+    if (!this.reaping) return false;
+    if (this.managers.some((manager) => manager.info.ppid !== process.pid)) return false;
+    const any = this.platform.hasChildren?.() ?? this.platform.ownChildren?.().length;
+    return any !== undefined && !any;
+  }
+
+  /** A child of gsup is gone: end the wait of a stop or for daemons if that was the last, else look sooner. */
+  private treeMayBeGone(): void {
+    const waiting = this.phase === 'stopping' || this.phase === 'killing' || this.phase === 'daemons';
+    if (!waiting) return;
+    if (!this.treeIsGone()) return this.scans.request();
+    if (this.phase === 'daemons') return this.finish();
+    this.endStop();
   }
 
   /** What the command left: stop it before a restart, or as `--on-exit` says (stop, stay, or exit). */
@@ -518,16 +537,18 @@ class Supervisor {
 
   /** SIGCHLD: reap (a batch; the rest in the next event), and look at the tree sooner where a phase waits for it. */
   private onChild(): void {
-    this.reap();
-    if (this.phase === 'stopping' || this.phase === 'killing' || this.phase === 'daemons') this.scans.request();
+    // More zombies than a batch: the next event takes them, and looks then.
+    if (!this.reap()) this.treeMayBeGone();
   }
 
-  private reap(): void {
-    if (!this.reaping) return;
+  /** Reaps a batch; true when more wait (another `child` event is queued for them). */
+  private reap(): boolean {
+    if (!this.reaping) return false;
     const { reaped, more, nodeZombie } = this.reaper.reap();
     for (const exit of reaped) this.noteReaped(exit);
     if (more) this.queue.push({ kind: 'child' });
     if (nodeZombie) this.timers.ensure('check', CHECK_MS);
+    return more;
   }
 
   /** Staying for daemons (`auto`), the last one's status becomes gsup's. */

@@ -1,12 +1,13 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { adoptOrphans, ownChildren, reapOne, reapZombies, widenSignalPipe } from './linux-native.js';
+import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies, widenSignalPipe } from './linux-native.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
 // One buffer for every read: a /proc scan of thousands of processes must not
 // allocate a Buffer per file (readFileSync also adds an fstat and a second read).
 const buffer = Buffer.allocUnsafe(4096);
+const YIELD_EVERY = 1024;
 
 function readSmallFile(path: string): string | undefined {
   let fd: number;
@@ -66,11 +67,17 @@ export const linuxPlatform: Platform = {
   canSignal: true,
   async listProcesses() {
     const result: ProcessInfo[] = [];
+    let sinceYield = 0;
     for (const entry of readdirSync('/proc')) {
       const code = entry.charCodeAt(0);
       if (code < 48 || code > 57) continue; // not a pid
       const info = readInfo(Number(entry));
       if (info) result.push(info);
+      // A look at 10,000 processes takes a few hundred ms: let signals and exits through meanwhile.
+      if (++sinceYield === YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     return result;
   },
@@ -106,6 +113,7 @@ export const linuxPlatform: Platform = {
   watchChildren: watchSigchld,
   adoptOrphans,
   reapOne,
+  hasChildren,
   widenSignalPipe,
   reapZombies,
   ownChildren,

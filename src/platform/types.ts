@@ -70,6 +70,8 @@ export interface Platform {
    * Returns the new size in bytes, or why not. Absent where unknown.
    */
   widenSignalPipe?(probe: () => void): number | string;
+  /** Has gsup any child at all (alive or zombie)? In O(1); absent (or undefined) where unknown. */
+  hasChildren?(): boolean | undefined;
   /** gsup's own children (all threads'), cheaply; absent where that needs a full look. */
   ownChildren?(): number[];
   /**

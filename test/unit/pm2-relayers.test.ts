@@ -58,13 +58,15 @@ describe('pm2 routing', () => {
 describe('relayers', () => {
   it('recognises tsx by its command line, only for stop signals, once per process', () => {
     const platform = new FakePlatform();
-    const tsx = platform.add({ pid: 10, ppid: 1 });
-    const app = platform.add({ pid: 11, ppid: 10 });
+    const tsx = platform.add({ pid: 10, ppid: 1, name: 'node' });
+    const app = platform.add({ pid: 11, ppid: 10, name: 'node' });
+    const shell = platform.add({ pid: 12, ppid: 10, name: 'sh' }); // not node: its command line is not even read
     platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
     platform.commandLines.set(11, 'node --require /srv/node_modules/tsx/dist/preflight.cjs src/index.ts');
     platform.signalPending = () => false;
     const relayers = new Relayers(platform);
-    expect(relayers.find([tsx, app], 'SIGTERM')).toEqual([tsx]);
+    platform.commandLines.set(12, 'node /srv/node_modules/.bin/tsx never-read.ts');
+    expect(relayers.find([tsx, app, shell], 'SIGTERM')).toEqual([tsx]);
     expect(relayers.find([tsx, app], 'SIGINT')).toEqual([tsx]);
     expect(relayers.find([tsx, app], 'SIGUSR2')).toEqual([]);
   });
