@@ -49,7 +49,7 @@ export class Forwarder {
     const group = this.commandGroup(signal);
     if (group !== undefined) {
       this.platform.kill(-group, signal);
-      this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
+      if (this.logger.enabled('info')) this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
     }
     if (this.pending.has(signal)) return;
     this.pending.set(signal, group);

@@ -24,9 +24,12 @@ export type EngineEvent =
 export class EventQueue {
   private readonly events: EngineEvent[] = [];
   private readonly waiting = new Set<string>();
-  private wake?: () => void;
 
-  constructor(private readonly urgent: (event: EngineEvent) => boolean) {}
+  constructor(
+    private readonly urgent: (event: EngineEvent) => boolean,
+    /** Called after each push: the loop runs if it is idle. */
+    private readonly pushed: () => void = () => {},
+  ) {}
 
   push(event: EngineEvent): void {
     const key = mergeKey(event);
@@ -38,15 +41,13 @@ export class EventQueue {
       const at = this.events.findIndex((queued) => !this.urgent(queued));
       this.events.splice(at < 0 ? this.events.length : at, 0, event);
     } else this.events.push(event);
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+    this.pushed();
   }
 
-  /** The next event, waiting for one if none is queued. */
-  async next(): Promise<EngineEvent> {
-    while (this.events.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
-    const event = this.events.shift()!;
+  /** The next event, or undefined when none is queued. */
+  take(): EngineEvent | undefined {
+    const event = this.events.shift();
+    if (event === undefined) return undefined;
     const key = mergeKey(event);
     if (key !== undefined) this.waiting.delete(key);
     return event;

@@ -9,6 +9,7 @@ import type { ProcessTree, TreeSnapshot } from './tree.js';
 export class ScanScheduler {
   private running = false;
   private timer?: NodeJS.Timeout;
+  private immediate?: NodeJS.Immediate;
   private dueAt = Infinity;
   private lastEnd = 0;
   private lastCost = 0;
@@ -22,7 +23,7 @@ export class ScanScheduler {
     private readonly fail: (error: unknown) => void,
     private readonly abort: AbortSignal,
   ) {
-    abort.addEventListener('abort', () => clearTimeout(this.timer));
+    abort.addEventListener('abort', () => this.cancel());
   }
 
   /** A look within `delayMs` (0: as soon as allowed). */
@@ -33,10 +34,13 @@ export class ScanScheduler {
       this.dueAt = Math.min(this.dueAt, at);
       return;
     }
-    if (this.timer && at >= this.dueAt) return;
-    clearTimeout(this.timer);
+    if ((this.timer || this.immediate) && at >= this.dueAt) return;
+    this.cancel();
     this.dueAt = at;
-    this.timer = setTimeout(() => this.run(), Math.max(0, at - performance.now()));
+    const wait = at - performance.now();
+    // Due now: the next turn of the loop, not a timer's millisecond.
+    if (wait <= 0) this.immediate = setImmediate(() => this.run());
+    else this.timer = setTimeout(() => this.run(), wait);
   }
 
   /** Is the newest snapshot at most `ms` old? */
@@ -44,8 +48,16 @@ export class ScanScheduler {
     return performance.now() - this.takenAt <= ms;
   }
 
+  private cancel(): void {
+    clearTimeout(this.timer);
+    clearImmediate(this.immediate);
+    this.timer = undefined;
+    this.immediate = undefined;
+  }
+
   private run(): void {
     this.timer = undefined;
+    this.immediate = undefined;
     this.dueAt = Infinity;
     this.running = true;
     const started = performance.now();

@@ -42,8 +42,10 @@ const PROBE_SIGNAL: SignalName = 'SIGURG';
 const STOP_POLL_MS = 20;
 // Looks while gsup stays for daemons the command left; SIGCHLD wakes it for its own children.
 const DAEMON_POLL_MS = 1000;
-// While signals come in, the command's state is checked this often: a full
-// signal pipe drops SIGCHLD too, and its exit must never go unnoticed.
+// While signals flood in (this many since the last check), the command's
+// state is checked this often: a full signal pipe drops SIGCHLD too, and
+// its exit must never go unnoticed.
+const FLOOD_SIGNALS = 64;
 const CHECK_MS = 50;
 // A process in uninterruptible sleep can outlive SIGKILL; give up saying so.
 const MAX_KILL_MS = 5000;
@@ -73,7 +75,10 @@ class Supervisor {
   private readonly config: SupervisorConfig;
   private readonly logger: Logger;
   private readonly platform: Platform;
-  private readonly queue = new EventQueue((event) => urgent(event, this.config));
+  private readonly queue = new EventQueue(
+    (event) => urgent(event, this.config),
+    () => void this.loop(),
+  );
   private readonly timers = new Timers((name) => this.queue.push({ kind: 'timer', name }));
   private readonly tree: ProcessTree;
   private readonly scans: ScanScheduler;
@@ -108,6 +113,10 @@ class Supervisor {
   /** 128+N when a stop signal came before the command could be spawned. */
   private stoppedBeforeSpawn?: SignalName;
   private result?: SupervisorResult;
+  private looping = false;
+  /** Start-up is over: events pushed before it (held signals) wait until then. */
+  private started = false;
+  private resolveDone!: (result: SupervisorResult) => void;
   private unwatchChildren: () => void = () => {};
 
   constructor(
@@ -170,7 +179,7 @@ class Supervisor {
       get stderr() {
         return supervisor.run?.spawned.stderr ?? null;
       },
-      signal: (signal) => this.queue.push({ kind: 'signal', signal }),
+      signal: (signal) => this.receive(signal),
       stop: (signal = 'SIGTERM') => {
         this.queue.push({ kind: 'stop', signal, reason: 'stop requested' });
         return this.exited;
@@ -179,31 +188,71 @@ class Supervisor {
     };
   }
 
-  /** Start-up, guarded step by step, then the loop: next event → handle it → done yet? */
-  private async main(args: string[]): Promise<SupervisorResult> {
-    // Everything before the first await runs inside supervise(): the pid is known when it returns.
-    this.options.inbox?.attach((signal) => this.queue.push({ kind: 'signal', signal }));
+  /** Start-up, guarded step by step; then the loop runs on each event until the phase is done. */
+  private main(args: string[]): Promise<SupervisorResult> {
+    // All of this runs inside supervise(): the pid is known when it returns.
+    const done = new Promise<SupervisorResult>((resolve) => (this.resolveDone = resolve));
+    this.options.inbox?.attach((signal) => this.receive(signal));
     this.reaping = adoptOrphans(this.platform, this.logger, this.config.subreaper); // before the spawn: an orphan of its first millisecond comes here too
     // CLI only: the probe is a signal to this very process (and is not forwarded).
     if (this.options.inbox) widenSignalPipe(this.platform, this.logger, () => this.probe());
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
     const early = this.stopSignalBeforeSpawn();
-    if (early) return this.finishBeforeSpawn(early);
-    this.startRun(args);
-
-    while (this.phase !== 'done') {
-      const event = await this.queue.next();
-      try {
-        await this.handleEvent(event);
-      } catch (error) {
-        this.fault(error);
-      }
-    }
-    return this.result!;
+    if (early) this.finishBeforeSpawn(early);
+    else this.startRun(args);
+    this.started = true;
+    void this.loop(); // what came in before the spawn
+    return done;
   }
 
-  private async handleEvent(event: EngineEvent): Promise<void> {
-    if (this.phase === 'done') return;
+  /**
+   * The loop: take the next event, handle it, until none is left or the
+   * phase is done. It runs as soon as an event is pushed while it is idle
+   * (so a forwarded signal leaves in the same tick it came), never twice at
+   * once: events that come while a handler waits (for a look at the tree)
+   * queue up, merged, behind it.
+   */
+  private async loop(): Promise<void> {
+    if (this.looping || !this.started) return;
+    this.looping = true;
+    try {
+      for (let event = this.queue.take(); event && this.phase !== 'done'; event = this.queue.take()) {
+        try {
+          const pending = this.handleEvent(event);
+          if (pending) await pending;
+        } catch (error) {
+          this.fault(error);
+        }
+      }
+    } finally {
+      this.looping = false;
+    }
+    if (this.phase === 'done') this.resolveDone(this.result!);
+  }
+
+  /**
+   * A signal gsup received. When the loop is idle and nothing waits, this
+   * event is the one it would take next: it is handled at once (a forwarded
+   * signal leaves a few microseconds after it came, the shortest path
+   * through cold code); otherwise it queues like any event.
+   */
+  private receive(signal: SignalName): void {
+    if (this.looping || !this.started || this.queue.length > 0 || this.phase === 'done') {
+      this.queue.push({ kind: 'signal', signal });
+      return;
+    }
+    this.looping = true;
+    try {
+      this.onSignal(signal);
+    } catch (error) {
+      this.fault(error);
+    } finally {
+      this.looping = false;
+    }
+    void this.loop(); // what the signal queued, and the end if it ended the supervision
+  }
+
+  private handleEvent(event: EngineEvent): void | Promise<void> {
     switch (event.kind) {
       case 'signal':
         return this.onSignal(event.signal);
@@ -237,11 +286,10 @@ class Supervisor {
     return held?.kind === 'signal' ? (this.rewrite(held.signal) ?? undefined) : undefined;
   }
 
-  private finishBeforeSpawn(signal: SignalName): SupervisorResult {
+  private finishBeforeSpawn(signal: SignalName): void {
     this.logger.notice('stop', `${signal} received before the command started: not starting it`, { signal });
     this.stoppedBeforeSpawn = signal;
     this.end({ code: null, signal });
-    return this.result!;
   }
 
   private startRun(args: string[]): void {
@@ -280,8 +328,8 @@ class Supervisor {
 
   /** A signal gsup received: O(1) here — rewrite, then stop, forward, or drop it. */
   private onSignal(received: SignalName): void {
-    this.signalsSinceCheck++;
-    this.timers.ensure('check', CHECK_MS);
+    // A burst of signals can fill the signal pipe, and a SIGCHLD in it be lost: then look now and then.
+    if (++this.signalsSinceCheck >= FLOOD_SIGNALS) this.timers.ensure('check', CHECK_MS);
     if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return; // raised by our own write to a closed stderr
     if (received === PROBE_SIGNAL && this.probeSignals > 0) {
       this.probeSignals--; // our own, sent to find the signal pipe
@@ -589,7 +637,7 @@ class Supervisor {
     const gone = waiting && !isAlive(await this.platform.processInfo(run.pid!));
     if (gone) this.platform.kill(process.pid, 'SIGCHLD');
     this.reap();
-    if (gone || this.signalsSinceCheck > 0 || this.phase === 'ending') this.timers.set('check', CHECK_MS);
+    if (gone || this.signalsSinceCheck >= FLOOD_SIGNALS || this.phase === 'ending') this.timers.set('check', CHECK_MS);
     this.signalsSinceCheck = 0;
   }
 
@@ -630,8 +678,8 @@ class Supervisor {
       killed: this.killed,
       ...(exit.errorCode !== undefined && { error: spawnErrorMessage(this.command, exit.errorCode) }),
     };
-    // The loop may be waiting for an event: give it one so that it sees 'done'.
-    this.queue.push({ kind: 'timer', name: 'finish' });
+    // The loop sees 'done' after this event; outside of it (no spawn), say so now.
+    if (!this.looping) this.resolveDone(this.result);
   }
 
   /**
