@@ -14,8 +14,6 @@ export interface SignalInbox {
   detach(): void;
   /** A stop signal Node's start-up handler took before these handlers were in place (PID 1). */
   readonly swallowed: SignalName | undefined;
-  /** Signals received and not yet handed over. */
-  readonly held: readonly SignalName[];
 }
 
 export function listen(): SignalInbox {
@@ -33,7 +31,6 @@ export function listen(): SignalInbox {
   });
   return {
     swallowed,
-    held,
     attach(next) {
       listener = next;
       for (const signal of held.splice(0)) next(signal);

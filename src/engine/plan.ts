@@ -93,10 +93,3 @@ export function restrictTargets(targets: Target[], only: ReadonlySet<number>): T
     return target.members.filter((info) => only.has(info.pid)).map((process): Target => ({ kind: 'process', process }));
   });
 }
-
-/** Every pid a list of targets reaches. */
-export function reachedPids(targets: Target[]): Set<number> {
-  const pids = new Set<number>();
-  for (const target of targets) for (const info of membersOf(target)) pids.add(info.pid);
-  return pids;
-}

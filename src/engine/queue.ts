@@ -1,4 +1,5 @@
 import type { SignalName } from '../platform/index.js';
+import { STOP_SIGNALS } from '../signals.js';
 import type { CommandExit } from './spawn.js';
 import type { TreeSnapshot } from './tree.js';
 
@@ -61,6 +62,14 @@ export class EventQueue {
   get length(): number {
     return this.events.length;
   }
+}
+
+/** Stop signals (after rewriting), the command's exit and faults go before anything else waiting. */
+export function stopFirst(event: EngineEvent, rewrite: ReadonlyMap<SignalName, SignalName | null>): boolean {
+  if (event.kind === 'stop' || event.kind === 'exit' || event.kind === 'fault') return true;
+  if (event.kind !== 'signal') return false;
+  const signal = rewrite.has(event.signal) ? rewrite.get(event.signal) : event.signal;
+  return signal !== null && signal !== undefined && STOP_SIGNALS.has(signal);
 }
 
 /** Events that carry no more than their kind merge with a waiting twin. */

@@ -10,13 +10,14 @@ import { Forwarder } from './forwarder.js';
 import { describeTargets, units } from './plan.js';
 import { Pm2Supervision, type Pm2Manager } from './pm2.js';
 import { StopRecord } from './stop.js';
-import { EventQueue, type EngineEvent, type TimerName } from './queue.js';
+import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue.js';
+import { spawnRun, type CommandRun } from './run.js';
 import { Reaper } from './reaper.js';
 import { adoptOrphans, widenSignalPipe } from './startup.js';
 import { Relayers } from './relayers.js';
 import { RestartPolicy, type RestartDecision } from './restart.js';
 import { ScanScheduler } from './scans.js';
-import { defaultSpawn, type CommandExit, type SpawnedCommand } from './spawn.js';
+import type { CommandExit } from './spawn.js';
 import { Timers } from './timers.js';
 import { ProcessTree, type TreeSnapshot } from './tree.js';
 import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './api.js';
@@ -53,22 +54,6 @@ const MAX_KILL_MS = 5000;
 const FINAL_REAP_MS = 5;
 const FINAL_REAP_TRIES = 200;
 
-/** One run of the command (a restart makes a new one). */
-interface CommandRun {
-  id: number;
-  pid: number | undefined;
-  /** Its process group, when it leads one (`group` target). */
-  pgid: number | undefined;
-  spawned: SpawnedCommand;
-  args: string[];
-  startedAt: number;
-  exit?: CommandExit;
-  /** Signals gsup forwarded while it ran (a death by one of them is not a failure). */
-  sent: Set<SignalName>;
-  /** Whether the command is itself a pm2 manager (looked up once, at the first forward). */
-  manager?: boolean;
-}
-
 class Supervisor {
   readonly handle: SupervisorHandle;
   readonly exited: Promise<SupervisorResult>;
@@ -76,7 +61,7 @@ class Supervisor {
   private readonly logger: Logger;
   private readonly platform: Platform;
   private readonly queue = new EventQueue(
-    (event) => urgent(event, this.config),
+    (event) => stopFirst(event, this.config.rewrite),
     () => void this.loop(),
   );
   private readonly timers = new Timers((name) => this.queue.push({ kind: 'timer', name }));
@@ -293,30 +278,14 @@ class Supervisor {
   }
 
   private startRun(args: string[]): void {
-    const detached = this.config.target === 'group';
-    const spawned = (this.options.spawn ?? defaultSpawn(this.platform))(this.command, args, {
-      detached,
-      stdio: this.options.stdio ?? 'inherit',
-      env: this.options.env,
-      cwd: this.options.cwd,
-    });
-    const run: CommandRun = {
-      id: ++this.runs,
-      pid: spawned.pid,
-      // detached: setsid(), so the command leads its own session and group.
-      pgid: detached ? spawned.pid : undefined,
-      spawned,
-      args,
-      startedAt: Date.now(),
-      sent: new Set(),
-    };
+    const run = spawnRun(++this.runs, this.command, args, this.config, this.options, this.platform);
     this.run = run;
     this.phase = 'running';
     if (run.pid !== undefined) {
       this.nodeChildren.add(run.pid);
       this.tree.setCommand(run.pid);
     }
-    spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
+    run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }
 
@@ -710,10 +679,3 @@ class Supervisor {
   }
 }
 
-/** Stop signals (after rewriting) and the command's exit go before anything else waiting. */
-function urgent(event: EngineEvent, config: SupervisorConfig): boolean {
-  if (event.kind === 'stop' || event.kind === 'exit' || event.kind === 'fault') return true;
-  if (event.kind !== 'signal') return false;
-  const signal = config.rewrite.has(event.signal) ? config.rewrite.get(event.signal) : event.signal;
-  return signal !== null && signal !== undefined && STOP_SIGNALS.has(signal);
-}

@@ -53,11 +53,6 @@ export class ProcessTree {
     this.known.set(info.pid, info.startTime);
   }
 
-  /** How many processes the tree has seen and not yet seen go. */
-  get knownCount(): number {
-    return this.known.size;
-  }
-
   /** One look at a time: each updates what is known, in order. */
   scan(): Promise<TreeSnapshot> {
     const next = this.last.then(

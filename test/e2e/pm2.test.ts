@@ -43,7 +43,9 @@ describe('gsup -- pm2 start', () => {
     // ... and pm2 logged each start once, no restart.
     expect(pm2.pm2Log().match(/starting in -cluster mode-/g)).toHaveLength(4);
     expect(pm2.pm2Log()).not.toMatch(/restart/i);
-    expect(took).toBeLessThan(2500); // in parallel: about one app's 1 s cleanup
+    // In parallel: about one app's 1 s cleanup (1.2 s idle, up to 3.1 s measured with every core
+    // busy: the pm2 CLI itself is slow to start); one after another takes over 4 s (below).
+    expect(took).toBeLessThan(3500);
     expect(isAlive(god)).toBe(false);
     expect(existsSync(join(pm2.path, 'pm2.pid'))).toBe(false);
     // -v names the God daemon and the apps it stops.

@@ -50,7 +50,15 @@ function setup({ reaping = false }: { reaping?: boolean } = {}) {
   const lines: string[] = [];
   const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) });
   const start = (options: SuperviseOptions = {}) => supervise('app', [], { platform, spawn, logger, subreaper: reaping, ...options });
-  return { platform, commands, lines, start };
+  /** From now on the command and its app ignore stop signals: only SIGKILL ends them. */
+  const ignoreStop = () => {
+    platform.onSignal = (info, signal) => {
+      if (signal !== 'SIGKILL') return;
+      platform.processes.delete(info.pid);
+      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
+    };
+  };
+  return { platform, commands, lines, start, ignoreStop };
 }
 
 const killsOf = (platform: FakePlatform, signal: SignalName) => platform.kills.filter((kill) => kill.signal === signal).map((kill) => kill.pid);
@@ -80,12 +88,8 @@ describe('the loop, phase by phase', () => {
   });
 
   it('stopping → killing at the kill timeout: SIGKILL until nothing is left, exit 137', async () => {
-    const { platform, start, commands } = setup();
-    platform.onSignal = (info, signal) => {
-      if (signal !== 'SIGKILL') return;
-      platform.processes.delete(info.pid);
-      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
-    };
+    const { platform, start, ignoreStop } = setup();
+    ignoreStop();
     const handle = start({ killTimeout: 1000 });
     handle.signal('SIGTERM');
     await advance(999);
@@ -96,12 +100,8 @@ describe('the loop, phase by phase', () => {
   });
 
   it('a second stop signal while stopping kills at once', async () => {
-    const { platform, start, commands } = setup();
-    platform.onSignal = (info, signal) => {
-      if (signal !== 'SIGKILL') return;
-      platform.processes.delete(info.pid);
-      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
-    };
+    const { platform, start, ignoreStop } = setup();
+    ignoreStop();
     const handle = start({ killTimeout: 10_000 });
     handle.signal('SIGTERM');
     await advance(50);
