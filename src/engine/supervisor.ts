@@ -654,7 +654,8 @@ class Supervisor {
   /**
    * An internal error: log it, then stop the tree with the normal sequence
    * (never leave it running) and exit 125. An error while stopping kills;
-   * one while killing ends at once.
+   * one while killing looks again and kills what is left; only errors that
+   * keep coming (a fourth) end gsup at once.
    */
   private fault(error: unknown): void {
     this.failed++;
@@ -672,6 +673,9 @@ class Supervisor {
         this.stop!.then = 'exit';
         return this.beginKilling();
       case 'killing':
+        // Keep killing (the next look SIGKILLs what is left); only errors that repeat end it.
+        if (this.failed <= 3) return this.scans.request();
+        return this.end(this.run.exit ?? { code: null, signal: null });
       case 'ending':
         if (this.failed > 3 || !this.run.exit) return this.end(this.run.exit ?? { code: null, signal: null });
         return this.finish();

@@ -276,6 +276,31 @@ describe('the loop, phase by phase', () => {
   });
 });
 
+describe('faults', () => {
+  it('a look that fails while killing does not end gsup with the tree alive: it looks again and kills, then exits 125', async () => {
+    const { platform, start, ignoreStop } = setup();
+    ignoreStop();
+    const handle = start({ killTimeout: 100 });
+    handle.signal('SIGTERM');
+    await advance(50); // the stop signal went out (and was ignored)
+    const list = platform.listProcesses.bind(platform);
+    let failed = false;
+    platform.listProcesses = async () => {
+      // The first look once killing has begun fails.
+      if (!failed && platform.kills.some((kill) => kill.signal === 'SIGKILL')) {
+        failed = true;
+        throw new Error('proc went away');
+      }
+      return list();
+    };
+    platform.processes.get(500)!.pgid = 1; // the group kill misses the app from now on: only a look finds it
+    platform.processes.get(501)!.pgid = 501;
+    await advance(200);
+    expect(platform.processes.has(501)).toBe(false);
+    expect((await handle.exited).exitCode).toBe(125);
+  });
+});
+
 describe('EventQueue', () => {
   const stop = (event: EngineEvent) => event.kind === 'signal' && event.signal === 'SIGTERM';
 
