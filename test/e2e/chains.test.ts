@@ -5,7 +5,7 @@ import { ROOT, Run, fixture, gsup, killEverything, leftovers, markerPath } from 
 import { isAlive, related } from '../helpers/proc.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 const APP_TS = 'fixtures/app.ts';

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Run, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
-import { isAlive, readProc } from '../helpers/proc.js';
+import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 const DAEMONIZE = fixture('daemonize.js');
@@ -44,6 +44,11 @@ describe('subreaper (Linux, not PID 1)', () => {
     const daemon = await run.ready('daemon');
     await run.ready('daemonize');
     expect(readProc(daemon)?.ppid).not.toBe(run.pid);
+    // The daemon left the tree by design; the command is stopped, the daemon ended by the test.
+    run.signal('SIGTERM');
+    await run.finished();
+    process.kill(daemon, 'SIGKILL');
+    await waitFor(() => !isAlive(daemon), 'the daemon to be gone');
   });
 });
 
@@ -132,5 +137,7 @@ describe('foreign processes', () => {
     expect((await run.finished()).code).toBe(0);
     expect(foreign.stdout.filter((line) => line.startsWith('signal:'))).toEqual([]);
     expect(isAlive(foreign.pid)).toBe(true);
+    foreign.signal('SIGTERM');
+    await foreign.finished();
   });
 });

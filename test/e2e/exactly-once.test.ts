@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, gsup, killEverything, leftovers } from '../helpers/gsup.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 // Every signal gsup forwards, but the stop signals and job control (tested apart).

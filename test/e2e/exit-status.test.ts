@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { gsup, killEverything, tempDir } from '../helpers/gsup.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 describe('the command runs as if started directly', () => {

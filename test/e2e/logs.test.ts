@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 async function stopOnce(args: string[], env?: NodeJS.ProcessEnv) {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, gsup, killEverything, leftovers } from '../helpers/gsup.js';
-import { isAlive } from '../helpers/proc.js';
+import { isAlive, waitFor } from '../helpers/proc.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 // The spawner starts a printer in its own process group, waits until it is
@@ -45,5 +45,8 @@ describe('when the command exits by itself', () => {
     expect((await run.finished()).code).toBe(4);
     expect(isAlive(app)).toBe(true);
     expect(run.count(/^signal: /)).toBe(0);
+    // Left by design: this test ends it, so that the clean-up can assert nothing else survived.
+    process.kill(app, 'SIGKILL');
+    await waitFor(() => !isAlive(app), 'the app left behind to be gone');
   });
 });

@@ -23,7 +23,7 @@ beforeAll(() => {
 }, 240_000);
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 afterAll(() => dir.remove());
 

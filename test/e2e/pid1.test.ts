@@ -3,7 +3,7 @@ import { PRINTER, fixture, gsupAsPid1, hostPidOfPid1, killEverything, unshareWor
 import { allProcs, waitFor } from '../helpers/proc.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 if (!unshareWorks) console.warn('skipping the PID 1 tests: `unshare --pid --fork --mount-proc` is not permitted here');

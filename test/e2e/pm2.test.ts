@@ -12,7 +12,7 @@ function home(): Pm2Home {
   return created;
 }
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
   for (const created of homes.splice(0)) created.dispose();
 });
 
@@ -135,6 +135,10 @@ describe('gsup -- pm2 start', () => {
     expect(isAlive(god)).toBe(true);
     expect(pm2.signals(older)).toEqual([]);
     expect(pm2.signals(newer)).toEqual([]);
+    // The older daemon's own gsup stops it (and the app the newer gsup handed to it).
+    outer.signal('SIGTERM');
+    expect((await outer.finished(20_000)).code).toBe(0);
+    expect(isAlive(god)).toBe(false);
   }, 40_000);
 });
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, fixture, gsup, killEverything, leftovers } from '../helpers/gsup.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 describe('--restart', () => {

@@ -3,7 +3,7 @@ import { PRINTER, gsup, killEverything, leftovers } from '../helpers/gsup.js';
 import { readProc, waitFor } from '../helpers/proc.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 describe('--rewrite', () => {

@@ -4,7 +4,7 @@ import { PRINTER, fixture, gsup, killEverything, leftovers, markerPath } from '.
 import { isAlive, related } from '../helpers/proc.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 describe('the stop sequence', () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { gsup, killEverything } from '../helpers/gsup.js';
 
 afterEach(() => {
-  killEverything();
+  expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 describe('bad input: one line naming the value, exit 125, no stack trace', () => {
