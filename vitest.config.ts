@@ -16,6 +16,19 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        test: {
+          // Floods of signals and of orphans load the machine: alone, after the rest,
+          // so that they neither starve nor are starved by timing-sensitive tests.
+          name: 'e2e-alone',
+          include: ['test/e2e-alone/**/*.test.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });
