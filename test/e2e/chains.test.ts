@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, Run, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
-import { isAlive, related } from '../helpers/proc.js';
+import { isAlive, readProc, related, waitFor } from '../helpers/proc.js';
 
 afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
@@ -47,7 +47,11 @@ describe('without gsup', () => {
     expect(isAlive(app)).toBe(true);
     expect(existsSync(done)).toBe(false);
     expect(related([app]).map((proc) => proc.pid)).toContain(app);
-    process.kill(app, 'SIGKILL');
+    // What npx left (tsx and the app under it) is this test's to end.
+    const tsx = readProc(app)!.ppid;
+    const left = [app, ...(readFileSync(`/proc/${tsx}/cmdline`, 'latin1').includes('tsx') ? [tsx] : [])].filter(isAlive);
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    await waitFor(() => left.every((pid) => !isAlive(pid)), 'what npx left to be gone');
   });
 });
 
