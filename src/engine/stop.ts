@@ -13,8 +13,6 @@ const NAMED = 10;
  */
 export class StopRecord {
   readonly startedAt = Date.now();
-  /** Stop signals received during it, the first included. */
-  received = 1;
   killStartedAt?: number;
   private readonly reached = new Set<string>();
   private readonly pm2Killed = new Set<number>();

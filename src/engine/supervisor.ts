@@ -326,11 +326,9 @@ class Supervisor {
         this.logger.notice('restart-cancelled', `${reason}: no restart`);
         return this.finish();
       case 'stop-delay':
-        this.stop!.received++;
         this.logger.notice('stop-delay-ended', 'second stop signal: forwarding now');
         return this.sendStop();
       case 'stopping':
-        this.stop!.received++;
         if (this.stop!.then === 'restart') {
           // The leftovers of the last run are being stopped: stop them, but start nothing after.
           this.stop!.then = 'exit';

@@ -6,7 +6,7 @@ import type { TimerName } from './queue.js';
  */
 export class Timers {
   private readonly timers = new Map<TimerName, NodeJS.Timeout>();
-  readonly controller = new AbortController();
+  private readonly controller = new AbortController();
 
   constructor(private readonly fire: (name: TimerName) => void) {
     this.controller.signal.addEventListener('abort', () => {
@@ -38,10 +38,6 @@ export class Timers {
     const timer = this.timers.get(name);
     if (timer) clearTimeout(timer);
     this.timers.delete(name);
-  }
-
-  has(name: TimerName): boolean {
-    return this.timers.has(name);
   }
 
   abort(): void {
