@@ -16,11 +16,22 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
     inbox,
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
+    terminal: true,
   });
+  leaveStartDirectory();
   const result = await handle.exited;
   inbox.detach();
   if (result.error) say(`gsup: ${result.error}`);
   return result.exitCode;
+}
+
+/** The command started in gsup's start directory (restarts use its saved path): gsup keeps no mount busy. */
+function leaveStartDirectory(): void {
+  try {
+    process.chdir('/');
+  } catch {
+    // stays where it is: harmless
+  }
 }
 
 /** One line on stderr; a reader that is gone is no error of gsup's. */

@@ -13,6 +13,12 @@ export interface SuperviseOptions extends Partial<SupervisorConfig> {
   logger?: Logger;
   platform?: Platform;
   spawn?: SpawnFunction;
+  /**
+   * CLI: when gsup leads the session of the terminal on its stdin (`docker
+   * run -it`), give it up to the command's session (`group` target, stdio
+   * inherited). It changes the host process's session: off in the library.
+   */
+  terminal?: boolean;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
   /** Signals received before the engine was built (the CLI's early handlers): handed over in order, then each as it comes. */

@@ -46,11 +46,10 @@ export class Forwarder {
 
   forward(signal: SignalName): void {
     this.facts.run.sent.add(signal);
-    const group = this.commandGroup(signal);
-    if (group !== undefined) {
-      this.platform.kill(-group, signal);
-      if (this.logger.enabled('info')) this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
-    }
+    let group = this.commandGroup(signal);
+    // No such group yet (setsid -c has still to run) or any more: the look at the tree finds its members.
+    if (group !== undefined && !this.platform.kill(-group, signal)) group = undefined;
+    if (group !== undefined && this.logger.enabled('info')) this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
     if (this.pending.has(signal)) return;
     this.pending.set(signal, group);
     if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest);
@@ -70,7 +69,7 @@ export class Forwarder {
         this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
       } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
       // Job control: once the signal is out, gsup stops itself too (the shell sees the job stopped).
-      if (JOB_CONTROL_SIGNALS.has(signal)) this.suspendSelf?.();
+      if (signal === 'SIGSTOP' || JOB_CONTROL_SIGNALS.has(signal)) this.suspendSelf?.();
     }
   }
 

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
 import { restrictTargets, type Target } from './plan.js';
+import { executable, onPath } from '../platform/which.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
 /**
@@ -96,7 +97,8 @@ export class Pm2Supervision {
   }
 
   private homeFromEnv(): string {
-    return this.env.PM2_HOME || join(this.env.HOME || homedir(), '.pm2');
+    // Relative to the start directory, as pm2 in the command sees it (gsup itself has moved to /).
+    return resolve(this.cwd, this.env.PM2_HOME || join(this.env.HOME || homedir(), '.pm2'));
   }
 
   private classify(info: ProcessInfo, fallbackHome: string): Pm2Manager | undefined {
@@ -194,6 +196,7 @@ export class Pm2Supervision {
   kill(manager: Pm2Manager, onExit: (pid: number) => void): number | undefined {
     const child = spawn(process.execPath, [this.cli!, 'kill'], {
       env: { ...this.env, PM2_HOME: manager.home },
+      cwd: this.cwd,
       stdio: 'ignore',
     });
     child.on('error', (error) => this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error.message}`));
@@ -216,26 +219,6 @@ export interface Pm2Route {
   managed: Set<number>;
   /** Each manager and the pids it runs. */
   runs: Map<Pm2Manager, number[]>;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK | constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  if (name.includes('/')) {
-    const path = isAbsolute(name) ? name : resolve(cwd, name);
-    return executable(path) ? path : undefined;
-  }
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && executable(join(dir, name))) return join(resolve(cwd, dir), name);
-  }
-  return undefined;
 }
 
 /**

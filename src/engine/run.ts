@@ -1,6 +1,7 @@
 import type { SupervisorConfig } from '../config.js';
 import type { Platform, SignalName } from '../platform/index.js';
 import type { SuperviseOptions } from './api.js';
+import { onPath } from '../platform/which.js';
 import { defaultSpawn, type CommandExit, type SpawnedCommand } from './spawn.js';
 
 /** One run of the command (a restart makes a new one). */
@@ -19,11 +20,26 @@ export interface CommandRun {
   manager?: boolean;
 }
 
-/** Spawns the command: in a session and group of its own for the `group` target, else in gsup's. */
-export function spawnRun(id: number, command: string, args: string[], config: SupervisorConfig, options: SuperviseOptions, platform: Platform): CommandRun {
-  const detached = config.target === 'group';
-  const spawned = (options.spawn ?? defaultSpawn(platform))(command, args, {
-    detached,
+/**
+ * Spawns the command: in a session and group of its own for the `group`
+ * target, else in gsup's. `terminal`: an argv prefix (setsid -c) that makes
+ * the session itself and gives it gsup's terminal; a command that cannot be
+ * found is spawned without it, so Node reports it as usual.
+ */
+export function spawnRun(
+  id: number,
+  command: string,
+  args: string[],
+  config: SupervisorConfig,
+  options: SuperviseOptions,
+  platform: Platform,
+  terminal?: string[],
+): CommandRun {
+  const group = config.target === 'group';
+  const wrap = group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
+  const spawned = (options.spawn ?? defaultSpawn(platform))(wrap ? terminal[0] : command, wrap ? [...terminal.slice(1), command, ...args] : args, {
+    // setsid(1) forks first when it leads a group already: it must not.
+    detached: group && !wrap,
     stdio: options.stdio ?? 'inherit',
     env: options.env,
     cwd: options.cwd,
@@ -31,8 +47,8 @@ export function spawnRun(id: number, command: string, args: string[], config: Su
   return {
     id,
     pid: spawned.pid,
-    // detached: setsid(), so the command leads its own session and group.
-    pgid: detached ? spawned.pid : undefined,
+    // setsid() (Node's or setsid -c's): the command leads its own session and group.
+    pgid: group ? spawned.pid : undefined,
     spawned,
     args,
     startedAt: Date.now(),

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { Platform } from '../platform/index.js';
+import type { Platform, SignalName } from '../platform/index.js';
 
 // Start-up steps that ask the platform for something and say why when it cannot.
 
@@ -29,4 +29,20 @@ export function widenSignalPipe(platform: Platform, logger: Logger, probe: () =>
   const result = platform.widenSignalPipe(probe);
   if (typeof result === 'number') logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
   else logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
+}
+
+/**
+ * Group target with gsup's own terminal (`docker run -it`): the command's
+ * new session takes it, so shells have job control and /dev/tty opens.
+ * Returns the argv prefix that does it at the spawn, or undefined (a plain
+ * spawn: the command's session then has no terminal, as before).
+ */
+export function handOverTerminal(platform: Platform, logger: Logger, expect: (signal: SignalName) => void): string[] | undefined {
+  const result = platform.handOverTerminal?.(expect);
+  if (typeof result === 'string') {
+    logger.warn('no-terminal', `the command gets no controlling terminal: ${result}`, { reason: result });
+    return undefined;
+  }
+  if (result) logger.debug('terminal', `the terminal goes to the command's session (${result.join(' ')})`, { wrapper: result });
+  return result;
 }

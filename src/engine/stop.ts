@@ -1,6 +1,6 @@
 import type { ProcessInfo, SignalName } from '../platform/index.js';
 import { formatDuration } from './format.js';
-import { membersOf, processKey, unreached, type Target } from './plan.js';
+import { membersOf, processKey, restrictTargets, unreached, type Target } from './plan.js';
 import type { Pm2Manager } from './pm2.js';
 import type { TreeSnapshot } from './tree.js';
 
@@ -14,6 +14,10 @@ const NAMED = 10;
 export class StopRecord {
   readonly startedAt = Date.now();
   killStartedAt?: number;
+  /** Stop signals received during this stop (a stop gsup began itself starts at 0): the third kills. */
+  received: number;
+  /** A stop signal received again, to forward to everyone the stop signal reached (at the next look). */
+  again?: SignalName;
   private readonly reached = new Set<string>();
   private readonly pm2Killed = new Set<number>();
   private readonly seen = new Set<string>();
@@ -24,10 +28,23 @@ export class StopRecord {
     readonly signal: SignalName,
     /** What comes after: gsup's exit, or the next run. */
     public then: 'exit' | 'restart',
-  ) {}
+    /** Whether a received stop signal (not gsup itself) began it. */
+    received: boolean,
+  ) {
+    this.received = received ? 1 : 0;
+  }
 
   saw(snapshot: TreeSnapshot): void {
     for (const info of snapshot.alive) this.seen.add(processKey(info));
+  }
+
+  /** The part of `targets` already sent the stop signal (a stop signal received again goes to them). */
+  reachedOf(targets: Target[]): Target[] {
+    const fresh = new Set(unreached(targets, this.reached).flatMap(membersOf).map(processKey));
+    return restrictTargets(
+      targets,
+      new Set(targets.flatMap(membersOf).filter((info) => !fresh.has(processKey(info))).map((info) => info.pid)),
+    );
   }
 
   /** The part of `targets` not sent the stop signal yet, now counted as sent. */

@@ -1,19 +1,20 @@
+import { resolve } from 'node:path';
 import { resolveConfig, type SupervisorConfig } from '../config.js';
 import { Logger, silentLogger } from '../log.js';
 import { currentPlatform, isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
-import { STOP_SIGNALS, signalNumber } from '../signals.js';
+import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalNumber } from '../signals.js';
 import { deliver } from './deliver.js';
 import { exitStatus, spawnErrorMessage, EXIT_INTERNAL } from './exit-status.js';
 import { onExitAction } from './on-exit.js';
 import { describeExit, describeTarget, formatDuration } from './format.js';
 import { Forwarder } from './forwarder.js';
-import { describeTargets, units } from './plan.js';
+import { describeTargets, units, type Target } from './plan.js';
 import { Pm2Supervision, type Pm2Manager } from './pm2.js';
 import { StopRecord } from './stop.js';
 import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue.js';
 import { spawnRun, type CommandRun } from './run.js';
 import { Reaper } from './reaper.js';
-import { adoptOrphans, widenSignalPipe } from './startup.js';
+import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
 import { Relayers } from './relayers.js';
 import { RestartPolicy, type RestartDecision } from './restart.js';
 import { ScanScheduler } from './scans.js';
@@ -35,6 +36,15 @@ export type Phase = 'running' | 'exited' | 'daemons' | 'restarting' | 'stop-dela
 /** Run a command and supervise its whole process tree. */
 export function supervise(command: string, args: readonly string[] = [], options: SuperviseOptions = {}): SupervisorHandle {
   return new Supervisor(command, [...args], options).handle;
+}
+
+/** The directory the command starts in, made absolute now: restarts come after gsup has left it. */
+function startDirectory(cwd: string | undefined): string | undefined {
+  try {
+    return resolve(cwd ?? process.cwd());
+  } catch {
+    return cwd; // the start directory was removed: the spawn says so
+  }
 }
 
 // Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
@@ -75,6 +85,8 @@ class Supervisor {
   /** gsup's own helper processes (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
   private readonly helpers = new Set<number>();
   private readonly reaper: Reaper;
+  /** Where every run starts, as an absolute path: the CLI leaves it for / once the command runs. */
+  private readonly cwd: string | undefined;
 
   private phase: Phase = 'running';
   private run!: CommandRun;
@@ -87,8 +99,10 @@ class Supervisor {
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
   private reaping = false;
   private signalsSinceCheck = 0;
-  /** Signals gsup sent itself to find its signal pipe, not yet received. */
-  private probeSignals = 0;
+  /** Signals gsup caused itself (the pipe probe, giving up the terminal), not yet received: never forwarded. */
+  private readonly ownSignals = new Map<SignalName, number>();
+  /** The argv prefix that gives each run gsup's terminal (setsid -c), when gsup handed it over. */
+  private terminal?: string[];
   /** The status of the last daemon reaped while gsup stayed for them (`auto`). */
   private daemonExit?: CommandExit;
   private stayedForDaemons = false;
@@ -110,6 +124,7 @@ class Supervisor {
     private readonly options: SuperviseOptions,
   ) {
     this.config = resolveConfig(options);
+    this.cwd = startDirectory(options.cwd);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.tree = new ProcessTree(this.platform);
@@ -125,7 +140,7 @@ class Supervisor {
     this.restartPolicy = new RestartPolicy(this.config.restart, this.config.maxRestarts, this.config.restartDelay);
     if (this.config.pm2) {
       const ownStart = async () => (await this.platform.processInfo(process.pid))?.startTime ?? 0;
-      this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, options.cwd ?? process.cwd());
+      this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, this.cwd ?? '/');
     }
     const supervisor = this;
     this.forwarder = new Forwarder(
@@ -184,7 +199,12 @@ class Supervisor {
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
     const early = this.stopSignalBeforeSpawn();
     if (early) this.finishBeforeSpawn(early);
-    else this.startRun(args);
+    else {
+      if (this.options.terminal && this.config.target === 'group' && (this.options.stdio ?? 'inherit') === 'inherit') {
+        this.terminal = handOverTerminal(this.platform, this.logger, (signal) => this.expectOwn(signal));
+      }
+      this.startRun(args);
+    }
     this.started = true;
     void this.loop(); // what came in before the spawn
     return done;
@@ -259,8 +279,21 @@ class Supervisor {
   // ── start-up ────────────────────────────────────────────────────────────
 
   private probe(): void {
-    this.probeSignals++;
+    this.expectOwn(PROBE_SIGNAL);
     this.platform.kill(process.pid, PROBE_SIGNAL);
+  }
+
+  private expectOwn(signal: SignalName): void {
+    this.ownSignals.set(signal, (this.ownSignals.get(signal) ?? 0) + 1);
+  }
+
+  /** One of the signals gsup caused itself: taken off the count, and not forwarded. */
+  private takeOwn(signal: SignalName): boolean {
+    const count = this.ownSignals.get(signal);
+    if (!count) return false;
+    if (count === 1) this.ownSignals.delete(signal);
+    else this.ownSignals.set(signal, count - 1);
+    return true;
   }
 
   /** A stop signal that came before the spawn (held, or taken by Node's start-up handler): no spawn then. */
@@ -278,7 +311,7 @@ class Supervisor {
   }
 
   private startRun(args: string[]): void {
-    const run = spawnRun(++this.runs, this.command, args, this.config, this.options, this.platform);
+    const run = spawnRun(++this.runs, this.command, args, this.config, { ...this.options, cwd: this.cwd }, this.platform, this.terminal);
     this.run = run;
     this.phase = 'running';
     if (run.pid !== undefined) {
@@ -292,7 +325,11 @@ class Supervisor {
   // ── signals ─────────────────────────────────────────────────────────────
 
   private rewrite(received: SignalName): SignalName | null {
-    return this.config.rewrite.has(received) ? this.config.rewrite.get(received)! : received;
+    if (this.config.rewrite.has(received)) return this.config.rewrite.get(received)!;
+    // Ctrl+Z in group mode: the command's group is orphaned (its session is not gsup's), so the
+    // kernel discards SIGTSTP, SIGTTIN and SIGTTOU for it; SIGSTOP stops it as a terminal would.
+    if (this.config.target === 'group' && JOB_CONTROL_SIGNALS.has(received)) return 'SIGSTOP';
+    return received;
   }
 
   /** A signal gsup received: O(1) here — rewrite, then stop, forward, or drop it. */
@@ -300,10 +337,7 @@ class Supervisor {
     // A burst of signals can fill the signal pipe, and a SIGCHLD in it be lost: then look now and then.
     if (++this.signalsSinceCheck >= FLOOD_SIGNALS) this.timers.ensure('check', CHECK_MS);
     if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return; // raised by our own write to a closed stderr
-    if (received === PROBE_SIGNAL && this.probeSignals > 0) {
-      this.probeSignals--; // our own, sent to find the signal pipe
-      return;
-    }
+    if (this.ownSignals.size > 0 && this.takeOwn(received)) return; // the pipe probe; the terminal given up
     const signal = this.rewrite(received);
     if (signal === null) {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
@@ -316,35 +350,54 @@ class Supervisor {
 
   // ── the stop sequence ───────────────────────────────────────────────────
 
+  /**
+   * A stop signal received (or a library stop request). The first starts the
+   * stop; the second ends a stop delay, or is forwarded like the first (apps
+   * that force their own exit on a second signal get it); the third kills.
+   * A stop gsup began itself (a restart, `--on-exit stop`) counts from zero.
+   */
   private onStopSignal(signal: SignalName, reason: string): void {
     switch (this.phase) {
       case 'running':
       case 'exited':
       case 'daemons':
-        return this.beginStop(signal, reason, signal === 'SIGTERM' ? this.config.stopDelay : 0, 'exit');
+        return this.beginStop(signal, reason, signal === 'SIGTERM' ? this.config.stopDelay : 0, 'exit', true);
       case 'restarting':
         this.logger.notice('restart-cancelled', `${reason}: no restart`);
         return this.finish();
       case 'stop-delay':
-        this.logger.notice('stop-delay-ended', 'second stop signal: forwarding now');
+        this.stop!.received++;
+        this.logger.notice('stop-delay-ended', `${reason}: second stop signal, forwarding ${this.stop!.signal} now`, { signal });
         return this.sendStop();
       case 'stopping':
-        if (this.stop!.then === 'restart') {
-          // The leftovers of the last run are being stopped: stop them, but start nothing after.
-          this.stop!.then = 'exit';
-          this.logger.notice('restart-cancelled', `${reason}: no restart`);
-          return;
-        }
-        this.logger.notice('kill-now', 'second stop signal: killing the tree now');
-        return this.beginKilling();
+        return this.stopSignalAgain(signal, reason);
       case 'killing':
+      case 'ending':
         return;
     }
   }
 
+  private stopSignalAgain(signal: SignalName, reason: string): void {
+    const stop = this.stop!;
+    const count = ++stop.received;
+    if (stop.then === 'restart') {
+      // The leftovers of the last run are being stopped: stop them, but start nothing after.
+      stop.then = 'exit';
+      this.logger.notice('restart-cancelled', `${reason}: no restart`);
+    }
+    if (count >= 3) {
+      this.logger.notice('kill-now', `${reason}: third stop signal, killing the tree now`, { signal });
+      return this.beginKilling();
+    }
+    if (count === 1) return; // joins the stop gsup began itself
+    this.logger.notice('stop-again', `${reason}: second stop signal, forwarding it too (a third kills)`, { signal });
+    stop.again = signal;
+    this.scans.request();
+  }
+
   /** 1. The stop delay (if any), then the stop signal. */
-  private beginStop(signal: SignalName, reason: string, delayMs: number, then: StopRecord['then']): void {
-    this.stop = new StopRecord(signal, then);
+  private beginStop(signal: SignalName, reason: string, delayMs: number, then: StopRecord['then'], received = false): void {
+    this.stop = new StopRecord(signal, then, received);
     this.logger.notice('stop', `${reason}: stopping the tree with ${signal} (kill timeout ${formatDuration(this.config.killTimeout)})`, {
       signal,
       reason,
@@ -378,16 +431,25 @@ class Supervisor {
     const fresh = stop.take(route.targets);
     const pm2Kill = stop.takePm2(route.pm2Kill, route.managed, snapshot);
     if (fresh.length > 0 || pm2Kill.length > 0) this.pm2?.announce(route, stop.signal);
-    if (fresh.length > 0) {
-      this.run.sent.add(stop.signal);
-      await deliver(this.platform, fresh, stop.signal, this.relayers);
-      this.logger.info('forward', `${stop.signal} → ${describeTargets(fresh)}`, { signal: stop.signal, targets: fresh.map(describeTarget) });
+    if (fresh.length > 0) await this.deliverStop(fresh, stop.signal);
+    if (stop.again) {
+      // The stop signal received again: once to everyone the stop signal reached (pm2's apps are pm2's to stop).
+      const signal = stop.again;
+      stop.again = undefined;
+      const again = stop.reachedOf(route.targets);
+      if (again.length > 0) await this.deliverStop(again, signal);
     }
     for (const manager of pm2Kill) this.spawnHelper(() => this.pm2!.kill(manager, (pid) => this.helperExited(pid)));
     this.scans.request(STOP_POLL_MS);
   }
 
-  /** 4. At the kill timeout (or a second stop signal): SIGKILL everything, again and again until nothing is left. */
+  private async deliverStop(targets: Target[], signal: SignalName): Promise<void> {
+    this.run.sent.add(signal);
+    await deliver(this.platform, targets, signal, this.relayers);
+    this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
+  }
+
+  /** 4. At the kill timeout (or a third stop signal): SIGKILL everything, again and again until nothing is left. */
   private beginKilling(): void {
     this.phase = 'killing';
     this.timers.clear('kill-timeout');

@@ -100,6 +100,19 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
 
 const F_SETPIPE_SZ = 1031;
 const FIONREAD = 0x541b;
+const TIOCNOTTY = 0x5422;
+
+/**
+ * Gives up gsup's controlling terminal (gsup leads its session): the
+ * kernel sends SIGHUP and SIGCONT to the terminal's foreground group.
+ * Returns why not, or undefined.
+ */
+export function releaseTerminal(fd: number): string | undefined {
+  const native = load();
+  if (!native) return `koffi could not be loaded (${failure})`;
+  return native.ioctl(fd, TIOCNOTTY, [0]) === 0 ? undefined : `ioctl(TIOCNOTTY) failed (errno ${native.errno()})`;
+}
+
 
 /**
  * libuv passes every signal through one pipe per loop and drops a signal

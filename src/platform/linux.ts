@@ -1,6 +1,8 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies, widenSignalPipe } from './linux-native.js';
+import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies, releaseTerminal, widenSignalPipe } from './linux-native.js';
+import { ownedTerminal } from './terminal.js';
+import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
@@ -108,6 +110,18 @@ export const linuxPlatform: Platform = {
     } catch {
       return false;
     }
+  },
+  handOverTerminal(expect) {
+    const owned = ownedTerminal(0);
+    if (!owned) return undefined;
+    // util-linux's and busybox's setsid -c: setsid(), then TIOCSCTTY on stdin, then exec.
+    const setsid = onPath('setsid', process.env, '/');
+    if (!setsid) return 'no setsid (util-linux or busybox) on PATH';
+    const why = releaseTerminal(0);
+    if (why) return why;
+    // Sent to the foreground group during the ioctl; they reach Node's handlers later.
+    if (owned.foreground) for (const signal of ['SIGHUP', 'SIGCONT'] as const) expect(signal);
+    return [setsid, '-c'];
   },
   kill: sendSignal,
   watchChildren: watchSigchld,

@@ -70,6 +70,15 @@ export interface Platform {
    * Returns the new size in bytes, or why not. Absent where unknown.
    */
   widenSignalPipe?(probe: () => void): number | string;
+  /**
+   * When gsup leads the session whose controlling terminal is on its stdin
+   * (`docker run -it`): give that terminal up, and return the argv prefix
+   * that makes it the controlling terminal of the command's new session
+   * (setsid() and TIOCSCTTY between fork and exec, which Node cannot do).
+   * Undefined when gsup does not own it; a string says why it cannot.
+   * `expect` is told of each signal the release sent gsup itself.
+   */
+  handOverTerminal?(expect: (signal: SignalName) => void): string[] | string | undefined;
   /** Has gsup any child at all (alive or zombie)? In O(1); absent (or undefined) where unknown. */
   hasChildren?(): boolean | undefined;
   /** gsup's own children (all threads'), cheaply; absent where that needs a full look. */

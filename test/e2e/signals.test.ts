@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything, leftovers } from '../helpers/gsup.js';
-import { readProc, waitFor } from '../helpers/proc.js';
+import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
 
 afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
@@ -40,23 +39,5 @@ describe('--rewrite', () => {
     expect(run.count(/^signal: SIGUSR1 /)).toBe(0);
     expect(run.count(/^signal: SIGHUP /)).toBe(0);
     expect(run.count(/^signal: SIGUSR2 /)).toBe(1);
-  });
-});
-
-describe('job control', () => {
-  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)('%s is forwarded, then gsup stops itself; SIGCONT wakes both', async (signal) => {
-    const run = gsup(['--', 'node', PRINTER]);
-    await run.ready();
-    run.signal(signal);
-    await run.waitForLine(new RegExp(`^signal: ${signal} `));
-    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
-    run.signal('SIGCONT');
-    await run.waitForLine(/^signal: SIGCONT /);
-    await waitFor(() => readProc(run.pid)?.state !== 'T', 'gsup to run again');
-    run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(0);
-    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
-    expect(run.count(/^signal: SIGCONT /)).toBe(1);
-    expect(leftovers(run)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
-import { isAlive, related } from '../helpers/proc.js';
+import { related } from '../helpers/proc.js';
 
 afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
@@ -46,21 +46,6 @@ describe('the stop sequence', () => {
     expect(Number(/(\d+) killed/.exec(summary!)![1])).toBeGreaterThan(10);
     // Nothing of its session survived.
     expect(related([forkerPid], [forkerPid])).toEqual([]);
-  });
-
-  it('a second stop signal kills the tree at once', async () => {
-    const run = gsup(['-t', '30s', '--', 'node', PRINTER, '--ignore-stop']);
-    const pid = await run.ready();
-    run.signal('SIGTERM');
-    await run.waitForLine(/^signal: SIGTERM /);
-    const sent = Date.now();
-    run.signal('SIGINT');
-    const exit = await run.finished();
-    expect(Date.now() - sent).toBeLessThan(2000);
-    expect(exit.code).toBe(137);
-    expect(run.stderr.join('\n')).toContain('second stop signal: killing the tree now');
-    expect(run.stderr.join('\n')).toMatch(new RegExp(`1 killed: ${pid} \\(node .*printer\\.js --ignore-stop\\)`));
-    expect(isAlive(pid)).toBe(false);
   });
 
   it('--stop-delay holds SIGTERM back, and a second stop signal ends the wait', async () => {

@@ -17,7 +17,10 @@ export interface Exit {
 
 export interface RunOptions {
   env?: NodeJS.ProcessEnv;
+  /** Written to stdin, which then closes. */
   stdin?: string;
+  /** Under a pty (`script`): stdin stays open for `write()`, and lines lose the terminal's echo of ^C and ^Z, \r and colours. */
+  pty?: boolean;
   cwd?: string;
   namespaced?: boolean;
 }
@@ -33,11 +36,13 @@ export class Run {
 
   /** Pids printed by fixtures are of another PID namespace: never use them from here. */
   readonly namespaced: boolean;
+  private readonly pty: boolean;
 
   constructor(command: string, args: string[], options: RunOptions = {}) {
     this.namespaced = options.namespaced ?? false;
+    this.pty = options.pty ?? false;
     this.child = spawn(command, args, {
-      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined && !this.pty ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       cwd: options.cwd ?? ROOT,
     });
@@ -70,7 +75,8 @@ export class Run {
     stream.on('data', (chunk: string) => {
       const parts = (partial + chunk).split('\n');
       partial = parts.pop()!;
-      into.push(...parts);
+      // A terminal echoes Ctrl+C as ^C before the next output on the same line.
+      into.push(...(this.pty ? parts.map((line) => line.replace(/\r/g, '').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\^[A-Z]/g, '')) : parts));
       this.notify();
     });
   }
@@ -132,6 +138,11 @@ export class Run {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Types into the pty (`pty` runs). */
+  write(text: string): void {
+    this.child.stdin!.write(text);
   }
 
   signal(signal: NodeJS.Signals): void {

@@ -99,13 +99,36 @@ describe('the loop, phase by phase', () => {
     expect(await handle.exited).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
   });
 
-  it('a second stop signal while stopping kills at once', async () => {
-    const { platform, start, ignoreStop } = setup();
+  it('stopping: a second stop signal is forwarded to every root the first reached, once; a third kills at once', async () => {
+    const { platform, start, ignoreStop, lines } = setup();
     ignoreStop();
     const handle = start({ killTimeout: 10_000 });
     handle.signal('SIGTERM');
     await advance(50);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
     handle.signal('SIGINT');
+    await advance(50);
+    expect(killsOf(platform, 'SIGINT')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGKILL')).toEqual([]);
+    expect(lines.some((line) => /SIGINT received: second stop signal, forwarding it too/.test(line))).toBe(true);
+    handle.signal('SIGINT');
+    await advance(50);
+    expect(killsOf(platform, 'SIGINT')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
+    expect(lines.some((line) => /SIGINT received: third stop signal, killing the tree now/.test(line))).toBe(true);
+    expect((await handle.exited).killed).toBe(true);
+  });
+
+  it('stopping: a second stop signal that comes before the first went out follows it to the same roots', async () => {
+    const { platform, start, ignoreStop } = setup();
+    ignoreStop();
+    const handle = start({ killTimeout: 10_000 });
+    handle.signal('SIGTERM');
+    handle.signal('SIGTERM');
+    await advance(50);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500, -500]);
+    expect(killsOf(platform, 'SIGKILL')).toEqual([]);
+    handle.signal('SIGTERM');
     await advance(50);
     expect(killsOf(platform, 'SIGKILL')).toContain(-500);
     expect((await handle.exited).killed).toBe(true);
@@ -209,7 +232,7 @@ describe('the loop, phase by phase', () => {
     expect((await handle.exited).exitCode).toBe(143);
   });
 
-  it('restart clean-up: a first stop signal cancels the restart without killing, a second kills at once', async () => {
+  it('restart clean-up: a first stop signal cancels the restart without a signal of its own, a second is forwarded, a third kills', async () => {
     const { platform, start, commands } = setup();
     platform.onSignal = (info, signal) => {
       if (signal === 'SIGKILL') platform.processes.delete(info.pid);
@@ -222,6 +245,11 @@ describe('the loop, phase by phase', () => {
     expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
     handle.signal('SIGTERM');
     await advance(50);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGKILL')).toEqual([]);
+    handle.signal('SIGTERM');
+    await advance(50);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500, -500]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);

@@ -71,14 +71,28 @@ describe('supervise (unit, injected spawn and platform)', () => {
     expect(platform.kills.some((kill) => kill.pid === -500 && kill.signal === 'SIGKILL')).toBe(true);
   });
 
-  it('job control: forwards, then suspends itself', async () => {
+  it('job control: SIGTSTP goes to the command\'s group as SIGSTOP (its group is orphaned), then gsup suspends itself', async () => {
     const { platform, spawn } = setup();
     let suspended = 0;
     const handle = supervise('app', [], { platform, spawn, suspendSelf: () => suspended++ });
     handle.signal('SIGTSTP');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(platform.kills).toEqual([{ pid: -500, signal: 'SIGTSTP' }]);
+    expect(platform.kills).toEqual([{ pid: -500, signal: 'SIGSTOP' }]);
     expect(suspended).toBe(1);
     await handle.stop();
+  });
+
+  it('job control: a -r rule replaces the SIGSTOP default; in child mode SIGTSTP is forwarded as it is', async () => {
+    for (const options of [{ rewrite: new Map<SignalName, SignalName>([['SIGTSTP', 'SIGUSR1']]) }, { target: 'child' as const }]) {
+      const { platform, spawn } = setup();
+      let suspended = 0;
+      const handle = supervise('app', [], { platform, spawn, suspendSelf: () => suspended++, ...options });
+      handle.signal('SIGTSTP');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const sent = 'target' in options ? 'SIGTSTP' : 'SIGUSR1';
+      expect(platform.kills.filter((kill) => kill.signal !== 'SIGTERM').map((kill) => kill.signal)).toEqual([sent]);
+      expect(suspended).toBe(sent === 'SIGTSTP' ? 1 : 0);
+      await handle.stop();
+    }
   });
 });

@@ -1,0 +1,27 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+
+// Finding a command the way execvp(3) will, from a directory gsup is no longer in.
+
+export function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The absolute path execvp would run for `name` in `cwd` with this PATH, or undefined. */
+export function onPath(name: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  if (name.includes('/')) {
+    const path = isAbsolute(name) ? name : resolve(cwd, name);
+    return executable(path) ? path : undefined;
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const path = join(resolve(cwd, dir), name);
+    if (executable(path)) return path;
+  }
+  return undefined;
+}

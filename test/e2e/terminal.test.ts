@@ -1,0 +1,216 @@
+import { readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PRINTER, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { isAlive, readProc, waitFor } from '../helpers/proc.js';
+import { CTRL_C, CTRL_Z, gsupLine, inPty, ptySkipReason, quote, shellInPty } from '../helpers/pty.js';
+
+// What a person at a terminal (or `docker run -it`) expects, the way
+// dumb-init's tests check it: each case once per target mode it applies to.
+
+afterEach(() => {
+  expect(killEverything(), 'processes left behind').toEqual([]);
+});
+
+const MODES = ['group', 'child', 'tree'] as const;
+
+describe.each(MODES)('stop signals, --target %s', (mode) => {
+  it('every stop signal reaches the app: SIGTERM, then SIGINT; the third kills the tree at once', async () => {
+    const run = gsup(['--target', mode, '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000']);
+    const pid = await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    run.signal('SIGINT');
+    await run.waitForLine(/^signal: SIGINT /);
+    await run.waitForLine(/SIGINT received: second stop signal, forwarding it too/, { stream: 'stderr' });
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    const exit = await run.finished();
+    expect(Date.now() - sent).toBeLessThan(3000);
+    expect(exit.code).toBe(137);
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+    expect(run.count(/^signal: SIGINT /)).toBe(1);
+    const stderr = run.stderr.join('\n');
+    expect(stderr).toContain('SIGTERM received: third stop signal, killing the tree now');
+    expect(stderr).toMatch(new RegExp(`1 killed: ${pid} \\(node .*printer\\.js`));
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('an app that forces its exit on a second signal gets it, and its status is gsup’s', async () => {
+    const run = gsup(['--target', mode, '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000', '--force-on-second']);
+    await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    run.signal('SIGTERM');
+    const exit = await run.finished();
+    expect(run.count(/^forced exit /)).toBe(1);
+    expect(run.count(/^signal: SIGTERM /)).toBe(2);
+    expect(exit.code).toBe(1);
+    expect(run.stderr.join('\n')).toMatch(/stopped in .*: 1 exited by themselves, 0 killed/);
+  });
+
+  it('-r TERM:INT, then SIGINT: the app gets SIGINT twice, and no SIGTERM', async () => {
+    const run = gsup(['--target', mode, '-r', 'TERM:INT', '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000']);
+    await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGINT /);
+    run.signal('SIGINT');
+    await waitFor(() => run.count(/^signal: SIGINT /) === 2, 'the second SIGINT');
+    run.signal('SIGINT');
+    expect((await run.finished()).code).toBe(137);
+    expect(run.count(/^signal: SIGINT /)).toBe(2);
+    expect(run.count(/^signal: SIGTERM /)).toBe(0);
+  });
+});
+
+describe('stop signals during --stop-delay', () => {
+  it('the second ends the wait and the stop signal goes out once; the third kills', async () => {
+    const run = gsup(['--stop-delay', '20s', '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000']);
+    await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/waiting 20\.00s before forwarding SIGTERM/, { stream: 'stderr' });
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    await run.waitForLine(/second stop signal, forwarding SIGTERM now/, { stream: 'stderr' });
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(137);
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+  });
+});
+
+describe('job control, signalled', () => {
+  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)('group: %s stops the command’s group (as SIGSTOP), then gsup; SIGCONT wakes both', async (signal) => {
+    const run = gsup(['--', 'node', PRINTER]);
+    const pid = await run.ready();
+    run.signal(signal);
+    // SIGSTOP cannot be caught: the app is stopped without a word.
+    await waitFor(() => readProc(pid)?.state === 'T', 'the app to be stopped');
+    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+    run.signal('SIGCONT');
+    await run.waitForLine(/^signal: SIGCONT /);
+    await waitFor(() => readProc(run.pid)?.state !== 'T' && readProc(pid)?.state !== 'T', 'both to run again');
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(0);
+    expect(run.count(/^signal: SIGCONT /)).toBe(1);
+    expect(leftovers(run)).toEqual([]);
+  });
+
+  it('group: a -r rule replaces the SIGSTOP default', async () => {
+    const run = gsup(['-r', 'TSTP:USR1', '--', 'node', PRINTER]);
+    await run.ready();
+    run.signal('SIGTSTP');
+    await run.waitForLine(/^signal: SIGUSR1 /);
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^signal: SIGTSTP /)).toBe(0);
+  });
+
+  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)('child: %s is forwarded as it is, then gsup stops itself; SIGCONT wakes both', async (signal) => {
+    const run = gsup(['--target', 'child', '--', 'node', PRINTER]);
+    await run.ready();
+    run.signal(signal);
+    await run.waitForLine(new RegExp(`^signal: ${signal} `));
+    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+    run.signal('SIGCONT');
+    await run.waitForLine(/^signal: SIGCONT /);
+    await waitFor(() => readProc(run.pid)?.state !== 'T', 'gsup to run again');
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
+    expect(run.count(/^signal: SIGCONT /)).toBe(1);
+  });
+});
+
+describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
+  describe.each(['group', 'child'] as const)('--target %s', (mode) => {
+    it('Ctrl+Z in an interactive shell stops the app and gsup (the shell says Stopped); fg resumes both', async () => {
+      const shell = shellInPty();
+      shell.write(`${gsupLine(['--target', mode, '--', 'node', PRINTER, '--default-job-control'])}\n`);
+      const pid = await shell.ready();
+      const gsupPid = readProc(pid)!.ppid;
+      expect(readlinkSync(`/proc/${gsupPid}/exe`)).toBe(process.execPath);
+      shell.write(CTRL_Z);
+      await shell.waitForLine(/Stopped/);
+      await waitFor(() => readProc(pid)?.state === 'T' && readProc(gsupPid)?.state === 'T', 'the app and gsup to be stopped');
+      shell.write('fg\n');
+      await shell.waitForLine(/^signal: SIGCONT /);
+      await waitFor(() => readProc(pid)?.state !== 'T' && readProc(gsupPid)?.state !== 'T', 'both to run again');
+      // group: the shell continues gsup alone, which forwards SIGCONT once; child: the app is in
+      // gsup's group, so it gets the shell's SIGCONT too.
+      if (mode === 'group') expect(shell.count(/^signal: SIGCONT /)).toBe(1);
+      shell.write(CTRL_C);
+      await shell.waitForLine(/^clean exit /);
+      await waitFor(() => !isAlive(gsupPid), 'gsup to exit');
+      shell.write('exit\n');
+      await shell.finished();
+      expect(isAlive(pid)).toBe(false);
+    });
+
+    it('gsup leading the terminal’s session (docker run -it): the command has it as its controlling terminal', async () => {
+      const script = 'tty; if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
+      const run = inPty(`exec ${gsupLine(['--target', mode, '--', 'sh', '-c', script])}`);
+      await run.finished();
+      expect(run.stdout.join('\n')).toMatch(/^\/dev\/pts\/\d+$/m);
+      expect(run.stdout).toContain('ctty-ok');
+    });
+
+    it('gsup leading the terminal’s session: an interactive shell as the command has job control', async () => {
+      const run = inPty(`exec ${gsupLine(['--target', mode, '--', 'bash', '--norc', '--noprofile', '-i', '-c', 'jobs; echo done'])}`);
+      expect((await run.finished()).code).toBe(0);
+      expect(run.stdout).toContain('done');
+      expect(run.stdout.join('\n')).not.toMatch(/no job control|cannot set terminal process group/);
+    });
+  });
+
+  it('group: giving the terminal up sends gsup SIGHUP and SIGCONT, which go no further; Ctrl+C reaches the app once, from the terminal', async () => {
+    const run = inPty(`exec ${gsupLine(['--', 'node', PRINTER])}`);
+    const pid = await run.ready();
+    expect(readProc(pid)!.sid).toBe(pid); // the app's own session, which has the terminal
+    run.write(CTRL_C);
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^signal: SIGINT /)).toBe(1);
+    expect(run.count(/^signal: SIGHUP /)).toBe(0);
+    expect(run.count(/^signal: SIGCONT /)).toBe(0);
+  });
+
+  it('group: gsup as a shell’s job changes nothing (the command’s new session has no terminal, and no warning)', async () => {
+    const script = 'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
+    const run = inPty(`bash --norc --noprofile -c ${quote(`${gsupLine(['--', 'sh', '-c', script])}; echo status=$?`)}`);
+    await run.finished();
+    expect(run.stdout).toContain('ctty-none');
+    expect(run.stdout).toContain('status=0');
+    expect(run.stdout.join('\n')).not.toMatch(/controlling terminal/);
+  });
+});
+
+describe.each(MODES)('working directory, --target %s', (mode) => {
+  it('the command runs in the start directory; gsup itself moves to /', async () => {
+    const dir = tempDir();
+    try {
+      const run = gsup(['--target', mode, '--', 'node', PRINTER], { cwd: dir.path });
+      const pid = await run.ready();
+      expect(readlinkSync(`/proc/${pid}/cwd`)).toBe(realpathSync(dir.path));
+      await waitFor(() => readlinkSync(`/proc/${run.pid}/cwd`) === '/', 'gsup to leave its start directory');
+      run.signal('SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('a restart runs a relative command in the start directory again', async () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir.path, 'run.sh'), '#!/bin/sh\necho "cwd: $(pwd)"\nexit 1\n', { mode: 0o755 });
+      const run = gsup(['--target', mode, '--restart', 'always', '--restart-delay', '50ms', '--', './run.sh'], { cwd: dir.path });
+      await waitFor(() => run.count(/^cwd: /) >= 3, 'three runs');
+      run.signal('SIGTERM');
+      await run.finished();
+      const runs = run.stdout.filter((line) => line.startsWith('cwd: '));
+      expect(new Set(runs)).toEqual(new Set([`cwd: ${realpathSync(dir.path)}`]));
+    } finally {
+      dir.remove();
+    }
+  });
+});
