@@ -12,6 +12,11 @@ Examples:
   npx/tsx:   gsup -- npx tsx src/index.ts      (Ctrl+C reaches the app once)
   pm2:       gsup -- pm2 start app.js -i 2     (stays; stops the apps with pm2 kill)
 
+Stop signals (SIGTERM, SIGINT): the first stops the tree, the second is
+forwarded too (it ends --stop-delay), the third SIGKILLs the tree at once.
+Ctrl+Z (SIGTSTP, SIGTTIN, SIGTTOU) stops the command's group with SIGSTOP
+(--target group; -r replaces this), then gsup; SIGCONT wakes both.
+
 Exit status: the command's code; 128+N when it died of signal N; 126 not
 executable; 127 not found; 125 gsup's own error.
 `;
@@ -37,7 +42,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
       collect,
     ),
   );
-  option('--stop-delay <duration>', 'on SIGTERM, wait this long before forwarding', 'GSUP_STOP_DELAY', '0');
+  option('--stop-delay <duration>', 'on SIGTERM, wait this long before forwarding (a second stop signal ends the wait)', 'GSUP_STOP_DELAY', '0');
   option('--on-exit <policy>', 'when the command exits leaving processes: auto, stop, wait or exit', 'GSUP_ON_EXIT', 'auto');
   program.addOption(
     new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
