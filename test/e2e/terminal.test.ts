@@ -174,6 +174,17 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
     expect(run.count(/^signal: SIGCONT /)).toBe(0);
   });
 
+  it.each([
+    ['no koffi', { GSUP_FFI: '0' }, /the command gets no controlling terminal: koffi could not be loaded \(GSUP_FFI=0\)/],
+    ['no setsid on PATH', { PATH: '/nonexistent' }, /the command gets no controlling terminal: no setsid .* on PATH/],
+  ])('group, %s: one warning, and the command runs without a terminal as before', async (_, env, warning) => {
+    const script = 'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
+    const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, { env });
+    expect((await run.finished()).code).toBe(0);
+    expect(run.stdout).toContain('ctty-none');
+    expect(run.stdout.filter((line) => warning.test(line))).toHaveLength(1);
+  });
+
   it('group: gsup as a shell’s job changes nothing (the command’s new session has no terminal, and no warning)', async () => {
     const script = 'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
     const run = inPty(`bash --norc --noprofile -c ${quote(`${gsupLine(['--', 'sh', '-c', script])}; echo status=$?`)}`);

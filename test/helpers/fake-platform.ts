@@ -28,6 +28,7 @@ export class FakePlatform implements Platform {
     return info && { ...info };
   }
   readonly commandLines = new Map<number, string>();
+  handOverTerminal?: Platform['handOverTerminal'];
   signalPending?: (pid: number, signal: SignalName) => boolean;
   commandLine(pid: number) {
     return this.commandLines.get(pid) ?? `cmd-${pid}`;

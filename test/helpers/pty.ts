@@ -21,9 +21,18 @@ export const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 /** `gsup ARGS` as a shell command line (for a pty's shell). */
 export const gsupLine = (args: string[]) => [process.execPath, GSUP, ...args].map(quote).join(' ');
 
+/** `script` by its path: a test may run it with a PATH that finds nothing. */
+export const SCRIPT: string = (() => {
+  try {
+    return execFileSync('sh', ['-c', 'command -v script'], { encoding: 'utf8' }).trim() || 'script';
+  } catch {
+    return 'script';
+  }
+})();
+
 /** Runs `commandLine` (sh syntax) as the session leader of a new pty. */
 export function inPty(commandLine: string, options: RunOptions = {}): Run {
-  return new Run('script', ['-qefc', commandLine, '/dev/null'], {
+  return new Run(SCRIPT, ['-qefc', commandLine, '/dev/null'], {
     ...options,
     pty: true,
     env: { SHELL: '/bin/sh', TERM: 'dumb', PS1: '$ ', ...options.env },

@@ -95,4 +95,46 @@ describe('supervise (unit, injected spawn and platform)', () => {
       await handle.stop();
     }
   });
+
+  it('terminal: a run goes through the handover wrapper, not detached; the SIGHUP and SIGCONT of giving the terminal up are swallowed once each', async () => {
+    const { platform, finish } = setup();
+    const calls: Array<{ command: string; args: string[]; detached: boolean }> = [];
+    const exited = new Promise<CommandExit>(() => {});
+    const spawn: SpawnFunction = (command, args, options) => {
+      calls.push({ command, args, detached: options.detached });
+      platform.add({ pid: 500, ppid: process.pid });
+      return { pid: 500, exited, stdout: null, stderr: null };
+    };
+    platform.handOverTerminal = (expect) => {
+      expect('SIGHUP');
+      expect('SIGCONT');
+      return ['/usr/bin/setsid', '-c'];
+    };
+    const handle = supervise('sh', ['-c', 'true'], { platform, spawn, terminal: true });
+    expect(calls).toEqual([{ command: '/usr/bin/setsid', args: ['-c', 'sh', '-c', 'true'], detached: false }]);
+    for (const signal of ['SIGHUP', 'SIGCONT', 'SIGHUP', 'SIGCONT'] as const) handle.signal(signal);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(platform.kills).toEqual([
+      { pid: -500, signal: 'SIGHUP' },
+      { pid: -500, signal: 'SIGCONT' },
+    ]);
+    finish({ code: 0, signal: null });
+    void handle.stop();
+  });
+
+  it('terminal: not asked for (the library), or a command not on PATH, spawns as before', async () => {
+    for (const [command, terminal] of [['sh', false], ['no-such-command-here', true]] as const) {
+      const { platform } = setup();
+      const calls: string[] = [];
+      const spawn: SpawnFunction = (name, _args, options) => {
+        calls.push(`${name} detached=${options.detached}`);
+        return { pid: undefined, exited: Promise.resolve({ code: null, signal: null, errorCode: 'ENOENT' }), stdout: null, stderr: null };
+      };
+      let asked = 0;
+      platform.handOverTerminal = () => (asked++, ['/usr/bin/setsid', '-c']);
+      await supervise(command, [], { platform, spawn, terminal }).exited;
+      expect(calls).toEqual([`${command} detached=true`]);
+      expect(asked).toBe(terminal ? 1 : 0);
+    }
+  });
 });
