@@ -33,6 +33,20 @@ describe.each([
     expect([0, 128 + (signal === 'SIGTERM' ? 15 : 2)]).toContain(exit.code);
     expect(leftovers(run)).toEqual([]);
   });
+
+  it('SIGTERM, then SIGINT during the cleanup: the app gets each once (tsx relays neither a second time)', async () => {
+    const run = gsup(['--', ...command, '--cleanup', '2000']);
+    await run.ready('app');
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    run.signal('SIGINT');
+    await run.waitForLine(/^signal: SIGINT /);
+    await run.finished();
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+    expect(run.count(/^signal: SIGINT /)).toBe(1);
+    expect(run.count(/^clean exit/)).toBe(1);
+    expect(leftovers(run)).toEqual([]);
+  });
 });
 
 describe('without gsup', () => {
