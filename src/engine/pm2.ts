@@ -177,10 +177,11 @@ export class Pm2Supervision {
     return { targets: routed, pm2Kill, managed, runs };
   }
 
-  /** At -v: what each manager was sent, and what it stops or signals. */
-  announce(route: Pm2Route, signal: SignalName): void {
+  /** At -v: what each manager was sent (those in `sent`; all by default), and what it stops or signals. */
+  announce(route: Pm2Route, signal: SignalName, sent?: (manager: Pm2Manager) => boolean): void {
     if (!this.logger.enabled('info')) return;
     for (const [manager, apps] of route.runs) {
+      if (sent && !sent(manager)) continue;
       const pm2Kill = route.pm2Kill.includes(manager);
       this.logger.info(
         'pm2-forward',

@@ -19,6 +19,7 @@ export class StopRecord {
   /** A stop signal received again, to forward to everyone the stop signal reached (at the next look). */
   again?: SignalName;
   private readonly reached = new Set<string>();
+  private readonly reachedGroups = new Set<number>();
   private readonly pm2Killed = new Set<number>();
   private readonly seen = new Set<string>();
   private readonly killed = new Map<string, ProcessInfo>();
@@ -47,11 +48,24 @@ export class StopRecord {
     );
   }
 
-  /** The part of `targets` not sent the stop signal yet, now counted as sent. */
-  take(targets: Target[]): Target[] {
-    const fresh = unreached(targets, this.reached);
-    for (const info of fresh.flatMap(membersOf)) this.reached.add(processKey(info));
+  /**
+   * The part of `targets` not sent the stop signal yet, now counted as sent.
+   * A process that joined a reached group since (forked by a member: a
+   * cleanup helper, a trap's `pm2 kill`) is its parent's while that lives.
+   */
+  take(targets: Target[], snapshot: TreeSnapshot): Target[] {
+    const living = new Set(snapshot.alive.map((info) => info.pid));
+    const fresh = unreached(targets, this.reached).filter((target) => target.kind === 'group' || !this.reachedGroup(target.process, living));
+    for (const info of fresh.flatMap(membersOf)) {
+      this.reached.add(processKey(info));
+      this.reachedGroups.add(info.pgid);
+    }
     return fresh;
+  }
+
+  /** In a group the stop signal reached, with its parent alive in the tree? */
+  private reachedGroup(info: ProcessInfo, living: ReadonlySet<number>): boolean {
+    return living.has(info.ppid) && this.reachedGroups.has(info.pgid);
   }
 
   /** The pm2 God daemons not yet stopped with `pm2 kill`; what they run counts as reached. */

@@ -8,7 +8,7 @@ import { exitStatus, spawnErrorMessage, EXIT_INTERNAL } from './exit-status.js';
 import { onExitAction } from './on-exit.js';
 import { describeExit, describeTarget, formatDuration } from './format.js';
 import { Forwarder } from './forwarder.js';
-import { describeTargets, units, type Target } from './plan.js';
+import { describeTargets, membersOf, units, type Target } from './plan.js';
 import { Pm2Supervision, type Pm2Manager } from './pm2.js';
 import { StopRecord } from './stop.js';
 import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue.js';
@@ -428,9 +428,10 @@ class Supervisor {
     stop.saw(snapshot);
     if (snapshot.alive.length === 0) return this.endStop();
     const route = this.forwarder.plan(snapshot, stop.signal, true);
-    const fresh = stop.take(route.targets);
-    const pm2Kill = stop.takePm2(route.pm2Kill, route.managed, snapshot);
-    if (fresh.length > 0 || pm2Kill.length > 0) this.pm2?.announce(route, stop.signal);
+    const fresh = stop.take(route.targets, snapshot);
+    const pm2Kill = this.pm2KillHeld(route.pm2Kill) ? [] : stop.takePm2(route.pm2Kill, route.managed, snapshot);
+    const sent = new Set([...pm2Kill.map((manager) => manager.info.pid), ...fresh.flatMap(membersOf).map((info) => info.pid)]);
+    if (sent.size > 0) this.pm2?.announce(route, stop.signal, (manager) => sent.has(manager.info.pid));
     if (fresh.length > 0) await this.deliverStop(fresh, stop.signal);
     if (stop.again) {
       // The stop signal received again: once to everyone the stop signal reached (pm2's apps are pm2's to stop).
@@ -441,6 +442,17 @@ class Supervisor {
     }
     for (const manager of pm2Kill) this.spawnHelper(() => this.pm2!.kill(manager, (pid) => this.helperExited(pid)));
     this.scans.request(STOP_POLL_MS);
+  }
+
+  /**
+   * A command that lives on after `pm2 start` (a bootstrap script with a
+   * trap that runs `pm2 kill`) has the stop signal: it stops pm2 its own way.
+   * gsup's own `pm2 kill` waits until the command is gone, for a daemon the
+   * script left; never a second one racing the script's.
+   */
+  private pm2KillHeld(managers: Pm2Manager[]): boolean {
+    const run = this.run;
+    return managers.length > 0 && !run.exit && run.pid !== undefined && !managers.some((manager) => manager.info.pid === run.pid);
   }
 
   private async deliverStop(targets: Target[], signal: SignalName): Promise<void> {

@@ -142,6 +142,37 @@ describe('gsup -- pm2 start', () => {
   }, 40_000);
 });
 
+describe('a bootstrap script that starts pm2 and stops it in a trap', () => {
+  it('the script gets the stop signal and runs its own pm2 kill; gsup runs none: each app one signal, the script’s status', async () => {
+    const pm2 = home();
+    const script = `${PM2} start ${APP} -i 2 >/dev/null; trap '${PM2} kill >/dev/null; exit 7' TERM INT; while sleep 1; do :; done`;
+    const run = gsup(['-v', '--', 'sh', '-c', script], { env: pm2.env({ CLEANUP_MS: '300' }) });
+    const apps = await appsReady(pm2, 2);
+    const god = pm2.daemonPid()!;
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(7);
+    for (const pid of apps) {
+      expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+      expect(pm2.lines()).toContain(`clean exit ${pid}`);
+    }
+    expect(isAlive(god)).toBe(false);
+    expect(run.stderr.join('\n')).not.toContain('(pm2 kill)');
+  }, 40_000);
+
+  it('a script that leaves the daemon running when it exits: gsup’s pm2 kill stops it then', async () => {
+    const pm2 = home();
+    const script = `${PM2} start ${APP} -i 2 >/dev/null; trap 'exit 0' TERM; while sleep 1; do :; done`;
+    const run = gsup(['-v', '--', 'sh', '-c', script], { env: pm2.env({ CLEANUP_MS: '300' }) });
+    const apps = await appsReady(pm2, 2);
+    const god = pm2.daemonPid()!;
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(0);
+    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+    expect(isAlive(god)).toBe(false);
+    expect(run.stderr.join('\n')).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
+  }, 40_000);
+});
+
 describe('gsup -- pm2-runtime start', () => {
   it('SIGTERM: each app one signal, a clean exit, no leftovers', async () => {
     const pm2 = home();

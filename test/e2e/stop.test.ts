@@ -48,6 +48,15 @@ describe('the stop sequence', () => {
     expect(related([forkerPid], [forkerPid])).toEqual([]);
   });
 
+  it('a process forked after the stop signal (a cleanup helper of a trap) is its parent’s: not sent the stop signal', async () => {
+    const script = "trap '(sleep 0.5; echo helper done); exit 0' TERM; echo started; while sleep 1; do :; done";
+    const run = gsup(['--', 'sh', '-c', script]);
+    await run.waitForLine(/^started$/);
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.stdout).toContain('helper done');
+  });
+
   it('--stop-delay holds SIGTERM back, and a second stop signal ends the wait', async () => {
     const run = gsup(['--stop-delay', '600ms', '--', 'node', PRINTER]);
     await run.ready();

@@ -1,0 +1,137 @@
+// A real container runtime for the tests and the drain benchmark: rootful
+// podman with runc, and a local image built from this machine's own binaries
+// (no registry is reachable): node, npm, sh, the few tools the tests use,
+// tini and dumb-init where present, each with the libraries ldd lists, and
+// the packed gsup installed globally the way a user installs it.
+// See ../shared/containers.md (in the workplace) for why each setting.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const IMAGE = 'localhost/gsup-local:test';
+// Tools copied into the image when this machine has them.
+const TOOLS = ['sh', 'env', 'sleep', 'setsid', 'tty', 'cat', 'tini', 'dumb-init'];
+
+function which(name) {
+  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
+/** Why container tests cannot run here, or undefined. */
+export function podmanSkipReason() {
+  if (process.platform !== 'linux') return 'not Linux';
+  if (process.getuid?.() !== 0) return 'not root (the tests use rootful podman)';
+  for (const tool of ['podman', 'runc']) if (!which(tool)) return `${tool} is not installed (.ci/run installs podman and runc when it is root)`;
+  const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], { env: podmanEnv(), encoding: 'utf8', timeout: 30_000 });
+  if (info.status !== 0) return `podman does not work here: ${(info.stderr || '').trim().split('\n').pop()}`;
+  return undefined;
+}
+
+let conf;
+/**
+ * A private containers.conf: runc (crun fails on this machine's hybrid
+ * cgroups) and rlimits within this machine's hard limits (no
+ * CAP_SYS_RESOURCE for podman's defaults).
+ */
+export function podmanEnv() {
+  if (!conf) {
+    const limits = readFileSync('/proc/self/limits', 'utf8');
+    const hard = (name) => new RegExp(`^${name}\\s+\\S+\\s+(\\S+)`, 'm').exec(limits)?.[1] ?? 'unlimited';
+    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+    const nofile = hard('Max open files') === 'unlimited' ? 1048576 : Number(hard('Max open files'));
+    const nproc = hard('Max processes') === 'unlimited' ? pidMax : Math.min(Number(hard('Max processes')), pidMax);
+    conf = join(mkdtempSync(join(tmpdir(), 'gsup-podman-')), 'containers.conf');
+    writeFileSync(conf, `[containers]\ndefault_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]\n[engine]\nruntime = "runc"\n`);
+  }
+  return { ...process.env, CONTAINERS_CONF: conf };
+}
+
+/** Runs podman; returns its stdout. */
+export function podman(args, options = {}) {
+  return execFileSync('podman', args, { env: podmanEnv(), encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'], ...options });
+}
+
+/** podman that may fail: { status, stdout, stderr }. */
+export function podmanTry(args, options = {}) {
+  const result = spawnSync('podman', args, { env: podmanEnv(), encoding: 'utf8', timeout: 60_000, ...options });
+  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+}
+
+/** Copies a binary and every library ldd lists for it, at the same paths. */
+function copyWithLibraries(rootfs, source, target = source) {
+  const into = join(rootfs, target);
+  mkdirSync(dirname(into), { recursive: true });
+  copyFileSync(realpathSync(source), into);
+  chmodSync(into, 0o755);
+  const ldd = spawnSync('ldd', [source], { encoding: 'utf8' });
+  for (const match of (ldd.stdout ?? '').matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)) {
+    const library = match[1];
+    const libraryTarget = join(rootfs, library);
+    if (existsSync(libraryTarget)) continue;
+    mkdirSync(dirname(libraryTarget), { recursive: true });
+    copyFileSync(realpathSync(library), libraryTarget);
+  }
+}
+
+/**
+ * Builds the image (a few seconds): node at /usr/local/bin, npm and npx, the
+ * tools above, and `npm install -g` of gsup's own package (`npm pack`).
+ * ENTRYPOINT ["gsup", "--"], as the README's Dockerfile has it.
+ * Returns what it holds: { tini, dumbInit } when they were copied.
+ */
+export function buildImage() {
+  const work = mkdtempSync(join(tmpdir(), 'gsup-image-'));
+  const rootfs = join(work, 'rootfs');
+  try {
+    for (const dir of ['bin', 'usr/bin', 'usr/local/bin', 'usr/local/lib/node_modules', 'etc', 'proc', 'sys', 'dev', 'root', 'out', 'src']) {
+      mkdirSync(join(rootfs, dir), { recursive: true });
+    }
+    mkdirSync(join(rootfs, 'tmp'), { mode: 0o1777 });
+    chmodSync(join(rootfs, 'tmp'), 0o1777);
+    writeFileSync(join(rootfs, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+    writeFileSync(join(rootfs, 'etc/group'), 'root:x:0:\n');
+    copyWithLibraries(rootfs, process.execPath, '/usr/local/bin/node');
+    const held = {};
+    for (const tool of TOOLS) {
+      const path = which(tool);
+      if (!path) continue;
+      copyWithLibraries(rootfs, path, tool === 'sh' ? '/bin/sh' : `/usr/bin/${tool}`);
+      if (tool === 'tini') held.tini = true;
+      if (tool === 'dumb-init') held.dumbInit = true;
+    }
+    // npm and npx, from the host's npm.
+    const npmCli = realpathSync(which('npm'));
+    const npmDir = dirname(dirname(npmCli));
+    cpSync(npmDir, join(rootfs, 'usr/local/lib/node_modules/npm'), { recursive: true });
+    symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(rootfs, 'usr/local/bin/npm'));
+    symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(rootfs, 'usr/local/bin/npx'));
+    // gsup as a user installs it: its packed tarball, with its dependencies.
+    const packed = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop();
+    execFileSync('npm', ['install', '-g', '--prefix', join(rootfs, 'usr/local'), '--no-audit', '--no-fund', '--prefer-offline', join(work, packed)], {
+      cwd: work,
+      stdio: 'ignore',
+      timeout: 180_000,
+    });
+    const tar = join(work, 'rootfs.tar');
+    execFileSync('tar', ['-C', rootfs, '-cf', tar, '.']);
+    podman([
+      'import',
+      '--change', 'ENTRYPOINT ["gsup", "--"]',
+      '--change', 'ENV PATH=/usr/local/bin:/usr/bin:/bin',
+      '--change', 'ENV HOME=/root',
+      tar,
+      IMAGE,
+    ], { timeout: 180_000 });
+    return held;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Removes a container, whatever state it is in. */
+export function removeContainer(name) {
+  podmanTry(['rm', '-f', '-t', '0', name]);
+}
