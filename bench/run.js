@@ -12,6 +12,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { drainTable } from './drain.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GSUP = [process.execPath, `${ROOT}bin/gsup.cjs`];
@@ -390,10 +391,19 @@ async function reaping() {
 if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
 process.stderr.write(`gsup bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
   `${tini ? '' : ', tini absent'}${dumbInit ? '' : ', dumb-init absent'}\n`);
-// --only NAME[,NAME]: some of the figures (startup, latency, idle, stops, floods, reaping).
+// --only NAME[,NAME]: some of the figures (startup, latency, idle, stops, floods, reaping, drain).
 const onlyIndex = process.argv.indexOf('--only');
-const wanted = onlyIndex >= 0 ? process.argv[onlyIndex + 1].split(',') : ['startup', 'latency', 'idle', 'stops', 'floods', 'reaping'];
-const figures = { startup, latency, idle, stops, floods, reaping };
+const wanted = onlyIndex >= 0 ? process.argv[onlyIndex + 1].split(',') : ['startup', 'latency', 'idle', 'stops', 'floods', 'reaping', 'drain'];
+// The drain benchmark prints a table of its own (bench/drain.js).
+let drainLines = [];
+async function drain() {
+  const { lines, verdicts } = await drainTable();
+  drainLines = lines;
+  for (const verdict of verdicts) {
+    row(`drain: ${verdict.chain}`, `${verdict.lost} lost`, '0 lost, stop ≤ 1.5× best clean', ok(verdict.pass), verdict.ratio === undefined ? 'no other clean stop' : `${verdict.ratio.toFixed(2)}× the best`);
+  }
+}
+const figures = { startup, latency, idle, stops, floods, reaping, drain };
 for (const name of wanted) {
   if (!figures[name]) throw new Error(`unknown figure ${name}: ${Object.keys(figures).join(', ')}`);
   await figures[name]();
@@ -401,4 +411,5 @@ for (const name of wanted) {
 
 console.log(`\n| figure | gsup | budget | verdict | anchors |\n| --- | --- | --- | --- | --- |`);
 for (const { figure, result, budget, verdict, anchors } of rows) console.log(`| ${figure} | ${result} | ${budget} | ${verdict} | ${anchors} |`);
+if (drainLines.length > 0) console.log(`\n${drainLines.join('\n')}`);
 console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
