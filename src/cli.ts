@@ -21,7 +21,11 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   leaveStartDirectory();
   const result = await handle.exited;
   inbox.detach();
-  if (result.error) say(`gsup: ${result.error}`);
+  if (result.error) {
+    // The text form stays one plain line, as a shell says it; json, like every other line.
+    if (logFormat === 'json') logger.error('spawn-failed', result.error, { command, exitCode: result.exitCode });
+    else say(`gsup: ${result.error}`);
+  }
   return result.exitCode;
 }
 

@@ -25,7 +25,7 @@ export class RestartPolicy {
     private readonly maxRestarts: number,
     private readonly baseDelayMs: number,
   ) {
-    this.delayMs = baseDelayMs;
+    this.delayMs = Math.min(baseDelayMs, MAX_RESTART_DELAY_MS);
   }
 
   decide(exit: CommandExit, livedMs: number, sentByGsup: ReadonlySet<SignalName>): RestartDecision {
@@ -35,7 +35,7 @@ export class RestartPolicy {
     if (this.mode === 'on-failure' && !failed) return { restart: false };
     if (livedMs >= STABLE_RUN_MS) {
       this.quickFailures = 0;
-      this.delayMs = this.baseDelayMs;
+      this.delayMs = Math.min(this.baseDelayMs, MAX_RESTART_DELAY_MS);
     }
     if (this.quickFailures >= this.maxRestarts) {
       return { restart: false, reason: `${reason}; giving up after ${this.maxRestarts} restart(s) in a row` };

@@ -23,6 +23,8 @@ export class StopRecord {
   private readonly pm2Killed = new Set<number>();
   private readonly seen = new Set<string>();
   private readonly killed = new Map<string, ProcessInfo>();
+  /** Sent SIGKILL and alive still when gsup gave up (uninterruptible sleep): not counted as killed. */
+  private readonly survivors = new Map<string, ProcessInfo>();
   private readonly names = new Map<string, string>();
 
   constructor(
@@ -89,25 +91,39 @@ export class StopRecord {
     }
   }
 
+  /** Alive after SIGKILL when gsup gives up: they are not "killed". */
+  survived(alive: ProcessInfo[]): void {
+    for (const info of alive) {
+      const key = processKey(info);
+      this.killed.delete(key);
+      this.seen.add(key);
+      this.survivors.set(key, info);
+    }
+  }
+
   /** Oldest first (the command before what it forked): pids wrap around, start times do not. */
   private oldestKilled(): ProcessInfo[] {
     return [...this.killed.values()].sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
   }
 
   get anyKilled(): boolean {
-    return this.killed.size > 0;
+    return this.killed.size > 0 || this.survivors.size > 0;
   }
 
   /** The one summary line: how long, how many exited by themselves, which were killed (oldest first, ten named). */
   summary(): { message: string; fields: Record<string, unknown> } {
     const durationMs = Date.now() - this.startedAt;
     const killed = this.oldestKilled().map((info) => ({ pid: info.pid, command: this.names.get(processKey(info)) }));
-    const exited = [...this.seen].filter((key) => !this.killed.has(key)).length;
+    const exited = [...this.seen].filter((key) => !this.killed.has(key) && !this.survivors.has(key)).length;
     const shown = killed.slice(0, NAMED).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));
     if (killed.length > shown.length) shown.push(`and ${killed.length - shown.length} more`);
+    const survived = [...this.survivors.values()].map((info) => info.pid);
     return {
-      message: `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` + (killed.length > 0 ? `: ${shown.join(', ')}` : ''),
-      fields: { durationMs, exited, killed },
+      message:
+        `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` +
+        (killed.length > 0 ? `: ${shown.join(', ')}` : '') +
+        (survived.length > 0 ? `; ${survived.length} still alive after SIGKILL: ${survived.join(', ')}` : ''),
+      fields: { durationMs, exited, killed, ...(survived.length > 0 && { survived }) },
     };
   }
 }

@@ -483,6 +483,7 @@ class Supervisor {
     if (Date.now() - stop.killStartedAt! > MAX_KILL_MS) {
       const pids = snapshot.alive.map((info) => info.pid);
       this.logger.warn('kill-failed', `still alive after SIGKILL: ${pids.join(', ')}`, { pids });
+      stop.survived(snapshot.alive);
       return this.endStop();
     }
     stop.killing(snapshot.alive, (pid) => this.platform.commandLine(pid));
@@ -499,6 +500,7 @@ class Supervisor {
   /** 5. One summary line; then gsup's exit, or the next run. */
   private endStop(): void {
     const stop = this.stop!;
+    this.timers.clear('stop-delay');
     this.timers.clear('kill-timeout');
     if (stop.anyKilled) this.killed = true;
     const { message, fields } = stop.summary();
@@ -559,7 +561,8 @@ class Supervisor {
 
   /** A child of gsup is gone: end the wait of a stop or for daemons if that was the last, else look sooner. */
   private treeMayBeGone(): void {
-    const waiting = this.phase === 'stopping' || this.phase === 'killing' || this.phase === 'daemons';
+    // A stop delay ends too when the tree goes away by itself: nothing is left to wait for.
+    const waiting = this.phase === 'stopping' || this.phase === 'killing' || this.phase === 'daemons' || this.phase === 'stop-delay';
     if (!waiting) return;
     if (!this.treeIsGone()) return this.scans.request();
     if (this.phase === 'daemons') return this.finish();
@@ -613,6 +616,9 @@ class Supervisor {
       case 'daemons':
         if (snapshot.alive.length === 0) return this.finish();
         return this.scans.request(DAEMON_POLL_MS);
+      case 'stop-delay':
+        if (snapshot.alive.length === 0) return this.endStop();
+        return;
     }
   }
 

@@ -101,8 +101,8 @@ export async function parseCommandLine(
   const maxRestarts = pick('maxRestarts', '--max-restarts', 'GSUP_MAX_RESTARTS');
   const restartDelay = pick('restartDelay', '--restart-delay', 'GSUP_RESTART_DELAY');
   const rewrite = new Map<SignalName, SignalName | null>();
-  for (const [value] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
-    const [from, to] = parseRewrite(value);
+  for (const [value, what] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
+    const [from, to] = parseRewrite(value, what);
     rewrite.set(from, to);
   }
 

@@ -25,7 +25,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   const program = new Command('gsup')
     .usage(USAGE)
     .description('Run a command, forward signals to its whole process tree exactly once, stop the tree within a deadline, exit with its status.')
-    .version(version, '--version', 'print the version')
+    .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .argument('[command...]')
     .passThroughOptions()

@@ -19,16 +19,15 @@ export function parseSignal(text: string, what: string, allowZero = false): Sign
   throw new UsageError(`invalid signal "${text}" in ${what}`);
 }
 
-/** A `from:to` rewrite rule; `to` = 0 drops the signal. */
-export function parseRewrite(text: string): [SignalName, SignalName | null] {
-  const what = '--rewrite';
+/** A `from:to` rewrite rule; `to` = 0 drops the signal. `what`: where it came from (--rewrite or GSUP_REWRITE). */
+export function parseRewrite(text: string, what = '--rewrite'): [SignalName, SignalName | null] {
   const parts = text.split(':');
   if (parts.length !== 2 || parts[0] === '' || parts[1] === '') {
-    throw new UsageError(`invalid rewrite "${text}": expected FROM:TO, e.g. TERM:INT or 15:2`);
+    throw new UsageError(`invalid rewrite "${text}" in ${what}: expected FROM:TO, e.g. TERM:INT or 15:2`);
   }
   const from = parseSignal(parts[0], `${what} "${text}"`);
   if (from === null || NOT_FORWARDED.has(from)) {
-    throw new UsageError(`invalid rewrite "${text}": ${parts[0]} is never received by gsup`);
+    throw new UsageError(`invalid rewrite "${text}" in ${what}: ${parts[0]} is never received by gsup`);
   }
   return [from, parseSignal(parts[1], `${what} "${text}"`, true)];
 }

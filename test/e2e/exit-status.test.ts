@@ -54,6 +54,19 @@ describe('exit status', () => {
     expect(run.stderr).toEqual(['gsup: gsup-no-such-command: command not found']);
   });
 
+  it('--log-format json: the spawn error is one JSON line too', async () => {
+    const run = gsup(['--log-format', 'json', '--', 'gsup-no-such-command']);
+    expect((await run.finished()).code).toBe(127);
+    expect(run.stderr).toHaveLength(1);
+    expect(JSON.parse(run.stderr[0])).toMatchObject({
+      level: 'error',
+      event: 'spawn-failed',
+      message: 'gsup-no-such-command: command not found',
+      command: 'gsup-no-such-command',
+      exitCode: 127,
+    });
+  });
+
   it('is 126 with one line when the command is not executable', async () => {
     const dir = tempDir();
     try {

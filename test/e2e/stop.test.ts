@@ -91,6 +91,21 @@ describe('the stop sequence', () => {
     expect(run.count(/^signal: SIGTERM /)).toBe(1);
   });
 
+  it('--stop-delay ends when the tree goes away by itself, and the summary counts the wait', async () => {
+    const run = gsup(['--stop-delay', '20s', '--', 'sh', '-c', 'echo started; sleep 1']);
+    await run.waitForLine(/^started$/);
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    const took = Date.now() - sent;
+    expect(took).toBeLessThan(5000);
+    const summary = run.stderr.find((line) => line.includes('stopped in'));
+    expect(summary).toMatch(/stopped in (\d+)ms|stopped in ([\d.]+)s/);
+    const [, ms, s] = /stopped in (?:(\d+)ms|([\d.]+)s)/.exec(summary!)!;
+    // The wait is part of the stop: from the SIGTERM to the end, not from a forward that never came.
+    expect(ms !== undefined ? Number(ms) : Number(s) * 1000).toBeGreaterThanOrEqual(took - 600);
+  });
+
   it('SIGINT does not wait for the stop delay', async () => {
     const run = gsup(['--stop-delay', '20s', '--', 'node', PRINTER]);
     await run.ready();

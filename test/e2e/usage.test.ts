@@ -14,7 +14,7 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['--stop-delay', 'soon', 'true'], {}, /^gsup: invalid duration "soon" for --stop-delay/],
     [['-r', 'FOO:INT', 'true'], {}, /^gsup: invalid signal "FOO" in --rewrite "FOO:INT"/],
     [['-r', 'TERM', 'true'], {}, /^gsup: invalid rewrite "TERM"/],
-    [['-r', 'KILL:TERM', 'true'], {}, /^gsup: invalid rewrite "KILL:TERM": KILL is never received/],
+    [['-r', 'KILL:TERM', 'true'], {}, /^gsup: invalid rewrite "KILL:TERM" in --rewrite: KILL is never received/],
     [['--target', 'nope', 'true'], {}, /^gsup: invalid value "nope" for --target: expected group, child, tree/],
     [['--on-exit', 'nope', 'true'], {}, /^gsup: invalid value "nope" for --on-exit: expected auto, stop, wait, exit/],
     [['--log-format', 'xml', 'true'], {}, /^gsup: invalid value "xml" for --log-format/],
@@ -26,7 +26,14 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['true'], { GSUP_PM2: 'perhaps' }, /^gsup: invalid value "perhaps" for GSUP_PM2/],
     [['true'], { GSUP_KILL_TIMEOUT: '10x' }, /^gsup: invalid duration "10x" for GSUP_KILL_TIMEOUT/],
     [['true'], { GSUP_TARGET: 'nope' }, /^gsup: invalid value "nope" for GSUP_TARGET/],
-    [['true'], { GSUP_REWRITE: 'TERM:BOGUS' }, /^gsup: invalid signal "BOGUS" in --rewrite "TERM:BOGUS"/],
+    [['true'], { GSUP_REWRITE: 'TERM:BOGUS' }, /^gsup: invalid signal "BOGUS" in GSUP_REWRITE "TERM:BOGUS"/],
+    [['true'], { GSUP_REWRITE: 'USR1:USR2, TERM' }, /^gsup: invalid rewrite "TERM" in GSUP_REWRITE: expected FROM:TO/],
+    [['true'], { GSUP_REWRITE: 'KILL:TERM' }, /^gsup: invalid rewrite "KILL:TERM" in GSUP_REWRITE: KILL is never received/],
+    // Beyond what a timer holds (2^31-1 ms): Node would warn and fire after 1 ms.
+    [['--stop-delay', '2147484s', 'true'], {}, /^gsup: invalid duration "2147484s" for --stop-delay: at most 2147483647 ms/],
+    [['--restart-delay', '36000m', 'true'], {}, /^gsup: invalid duration "36000m" for --restart-delay: at most 2147483647 ms/],
+    [['-t', '2147483648', 'true'], {}, /^gsup: invalid duration "2147483648" for --kill-timeout: at most/],
+    [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
     [['true'], { GSUP_VERBOSE: '7' }, /^gsup: invalid value "7" for GSUP_VERBOSE/],
     [['true'], { GSUP_SUCCESS_EXIT: 'x' }, /^gsup: invalid exit code "x" for GSUP_SUCCESS_EXIT/],
   ] as Array<[string[], NodeJS.ProcessEnv, RegExp]>)('gsup %j with env %j', async (args, env, message) => {
@@ -57,8 +64,10 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     expect(text).toContain('ENTRYPOINT ["gsup", "--"]');
     expect(text).toContain('gsup -- npx tsx src/index.ts');
     expect(text).toContain('gsup -- pm2 start app.js -i 2');
-    const version = gsup(['--version']);
-    expect((await version.finished()).code).toBe(0);
-    expect(version.stdout[0]).toMatch(/^\d+\.\d+\.\d+$/);
+    for (const flag of ['--version', '-V']) {
+      const version = gsup([flag]);
+      expect((await version.finished()).code).toBe(0);
+      expect(version.stdout[0]).toMatch(/^\d+\.\d+\.\d+$/);
+    }
   });
 });

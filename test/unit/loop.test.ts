@@ -99,6 +99,23 @@ describe('the loop, phase by phase', () => {
     expect(await handle.exited).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
   });
 
+  it('killing: a process SIGKILL cannot end (uninterruptible sleep) is named as still alive, not counted as killed', async () => {
+    const { platform, start, commands, lines } = setup();
+    platform.onSignal = (info, signal) => {
+      if (signal !== 'SIGKILL' || info.pid === 501) return; // 501 is in D state
+      platform.processes.delete(info.pid);
+      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
+    };
+    const handle = start({ killTimeout: 100 });
+    platform.processes.get(501)!.state = 'D';
+    handle.signal('SIGTERM');
+    await advance(7000);
+    const result = await handle.exited;
+    expect(result).toMatchObject({ exitCode: 137, killed: true });
+    const summary = lines.find((line) => line.includes('stopped in'));
+    expect(summary).toMatch(/0 exited by themselves, 1 killed: 500 \(cmd-500\); 1 still alive after SIGKILL: 501$/);
+  });
+
   it('stopping: a second stop signal is forwarded to every root the first reached, once; a third kills at once', async () => {
     const { platform, start, ignoreStop, lines } = setup();
     ignoreStop();

@@ -41,4 +41,11 @@ describe('RestartPolicy', () => {
     expect(policy.decide(failed, 12_000, none)).toMatchObject({ restart: true, delayMs: 500, attempt: 0 });
     expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 500, attempt: 1 });
   });
+
+  it('the first delay is capped at 30 s like the later ones, also after a stable run', () => {
+    const policy = new RestartPolicy('on-failure', 5, 60_000);
+    expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 30_000 });
+    expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 30_000 });
+    expect(policy.decide(failed, 12_000, none)).toMatchObject({ restart: true, delayMs: 30_000 });
+  });
 });
