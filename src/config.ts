@@ -1,3 +1,4 @@
+import type { HealthConfig } from './engine/health.js';
 import type { OnExitPolicy } from './engine/on-exit.js';
 import type { RestartMode } from './engine/restart.js';
 import type { TargetMode } from './engine/plan.js';
@@ -30,6 +31,8 @@ export interface SupervisorConfig {
   maxRestarts: number;
   /** First delay before a restart, in ms; doubles after each quick failure, up to 30 s. */
   restartDelay: number;
+  /** Health checks that act: none unless a probe is given. */
+  health: HealthConfig | undefined;
 }
 
 export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
@@ -45,6 +48,7 @@ export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
   restart: 'never',
   maxRestarts: 10,
   restartDelay: 1000,
+  health: undefined,
 });
 
 /** Every field given, or its default. */

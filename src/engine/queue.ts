@@ -1,10 +1,11 @@
 import type { SignalName } from '../platform/index.js';
 import { STOP_SIGNALS } from '../signals.js';
+import type { ProbeResult } from './health.js';
 import type { CommandExit } from './spawn.js';
 import type { TreeSnapshot } from './tree.js';
 
 /** Timers of a supervision; each fires as an event of the same name. */
-export type TimerName = 'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish';
+export type TimerName = 'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish' | 'health';
 
 /** Everything that can happen to a supervision, as values: the loop handles one at a time. */
 export type EngineEvent =
@@ -14,6 +15,7 @@ export type EngineEvent =
   | { kind: 'child' } // SIGCHLD: reap, look again
   | { kind: 'tree'; snapshot: TreeSnapshot } // a look at the tree finished
   | { kind: 'timer'; name: TimerName }
+  | { kind: 'health'; run: number; result: ProbeResult } // the health probes of run N answered
   | { kind: 'fault'; error: unknown };
 
 /**

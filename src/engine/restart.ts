@@ -32,6 +32,16 @@ export class RestartPolicy {
     if (this.mode === 'never' || exit.errorCode !== undefined) return { restart: false };
     const reason = exit.signal ? `died of ${exit.signal}` : `exited with code ${exit.code}`;
     const failed = exit.signal ? !sentByGsup.has(exit.signal) : exit.code !== 0;
+    return this.next(reason, failed, livedMs);
+  }
+
+  /** After a stop for failed health checks: a failure, whatever the command's status. */
+  unhealthy(livedMs: number): RestartDecision {
+    if (this.mode === 'never') return { restart: false };
+    return this.next('was unhealthy', true, livedMs);
+  }
+
+  private next(reason: string, failed: boolean, livedMs: number): RestartDecision {
     if (this.mode === 'on-failure' && !failed) return { restart: false };
     if (livedMs >= STABLE_RUN_MS) {
       this.quickFailures = 0;

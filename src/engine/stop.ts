@@ -18,6 +18,8 @@ export class StopRecord {
   received: number;
   /** A stop signal received again, to forward to everyone the stop signal reached (at the next look). */
   again?: SignalName;
+  /** Begun for failed health checks: then a restart (a failure) or an exit that is never 0. */
+  unhealthy = false;
   private readonly reached = new Set<string>();
   private readonly reachedGroups = new Set<number>();
   private readonly pm2Killed = new Set<number>();

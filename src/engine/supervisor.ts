@@ -15,6 +15,7 @@ import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue
 import { spawnRun, type CommandRun } from './run.js';
 import { Reaper } from './reaper.js';
 import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
+import { HealthRecord, probeAll, type ProbeResult } from './health.js';
 import { Relayers } from './relayers.js';
 import { RestartPolicy, type RestartDecision } from './restart.js';
 import { ScanScheduler } from './scans.js';
@@ -103,6 +104,11 @@ class Supervisor {
   private readonly ownSignals = new Map<SignalName, number>();
   /** The argv prefix that gives each run gsup's terminal (setsid -c), when gsup handed it over. */
   private terminal?: string[];
+  /** Health checks (when configured): the record of this run's probes, and the probe in flight. */
+  private readonly health?: HealthRecord;
+  private healthProbe?: AbortController;
+  /** The last stop was for failed health checks and no restart followed: never exit 0. */
+  private unhealthyExit = false;
   /** The status of the last daemon reaped while gsup stayed for them (`auto`). */
   private daemonExit?: CommandExit;
   private stayedForDaemons = false;
@@ -125,6 +131,7 @@ class Supervisor {
   ) {
     this.config = resolveConfig(options);
     this.cwd = startDirectory(options.cwd);
+    if (this.config.health) this.health = new HealthRecord(this.config.health);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.tree = new ProcessTree(this.platform);
@@ -271,6 +278,8 @@ class Supervisor {
         return this.onTree(event.snapshot);
       case 'timer':
         return this.onTimer(event.name);
+      case 'health':
+        return this.onHealth(event.run, event.result);
       case 'fault':
         return this.fault(event.error);
     }
@@ -319,6 +328,10 @@ class Supervisor {
       this.tree.setCommand(run.pid);
     }
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
+    if (this.health && run.pid !== undefined) {
+      this.health.reset(Date.now());
+      this.timers.set('health', this.config.health!.intervalMs);
+    }
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }
 
@@ -398,6 +411,7 @@ class Supervisor {
   /** 1. The stop delay (if any), then the stop signal. */
   private beginStop(signal: SignalName, reason: string, delayMs: number, then: StopRecord['then'], received = false): void {
     this.stop = new StopRecord(signal, then, received);
+    this.pauseHealth();
     this.logger.notice('stop', `${reason}: stopping the tree with ${signal} (kill timeout ${formatDuration(this.config.killTimeout)})`, {
       signal,
       reason,
@@ -506,6 +520,7 @@ class Supervisor {
     const { message, fields } = stop.summary();
     this.logger.notice('stopped', message, fields);
     this.stop = undefined;
+    if (stop.unhealthy) return this.afterUnhealthy(stop.then === 'restart');
     if (stop.then === 'restart') return this.waitToRestart();
     this.finish();
   }
@@ -669,7 +684,83 @@ class Supervisor {
       case 'finish':
         if (this.phase === 'ending') this.finish();
         return;
+      case 'health':
+        return this.runProbes();
     }
+  }
+
+  // ── health checks ──────────────────────────────────────────────────────
+
+  /** Every probe at once, off the loop; the result comes back as an event. Paused while stopping or restarting. */
+  private runProbes(): void {
+    if (this.phase === 'exited') return this.timers.set('health', this.config.health!.intervalMs); // deciding: ask again later
+    if ((this.phase !== 'running' && this.phase !== 'daemons') || this.healthProbe) return; // a new run starts them again
+    const abort = new AbortController();
+    this.healthProbe = abort;
+    const runId = this.run.id;
+    const context = {
+      platform: this.platform,
+      cwd: this.cwd ?? '/',
+      env: this.options.env ?? process.env,
+      // A probe command is Node's child (libuv reaps it), and its group no part of the tree.
+      spawned: (pid: number) => {
+        this.nodeChildren.add(pid);
+        this.tree.ignoreGroup(pid);
+      },
+      ended: (pid: number) => {
+        this.nodeChildren.delete(pid);
+        // Its group was SIGKILLed: out of the looks for a moment more, while it dies.
+        setTimeout(() => this.tree.unignoreGroup(pid), 1000).unref();
+      },
+    };
+    probeAll(this.config.health!, context, abort.signal).then(
+      (result) => this.queue.push({ kind: 'health', run: runId, result }),
+      (error) => this.queue.push({ kind: 'fault', error }),
+    );
+  }
+
+  private onHealth(runId: number, result: ProbeResult): void {
+    this.healthProbe = undefined;
+    const health = this.health!;
+    const config = this.config.health!;
+    if (runId !== this.run.id || (this.phase !== 'running' && this.phase !== 'daemons')) return;
+    const before = health.state;
+    const { state, counted } = health.record(result, Date.now());
+    if (result.ok) this.logger.info('health-ok', `health check passed (${result.detail})`, { detail: result.detail });
+    else {
+      const count = counted ? `${health.failures} of ${config.retries}` : 'in the start period, not counted';
+      this.logger.info('health-failed', `health check failed (${count}): ${result.detail}`, { detail: result.detail, failures: health.failures });
+    }
+    if (state === 'healthy' && before !== 'healthy') this.logger.notice('healthy', `command is healthy (${result.detail})`, { detail: result.detail });
+    if (state === 'unhealthy') {
+      this.logger.warn('unhealthy', `command is unhealthy: ${config.retries} health check(s) failed in a row, the last: ${result.detail}`, {
+        failures: health.failures,
+        error: result.detail,
+      });
+      // A hung event loop will not handle SIGTERM: the kill timeout ends it.
+      this.beginStop('SIGTERM', 'unhealthy', 0, this.config.restart === 'never' ? 'exit' : 'restart');
+      this.stop!.unhealthy = true;
+      return;
+    }
+    this.timers.set('health', config.intervalMs);
+  }
+
+  private pauseHealth(): void {
+    this.timers.clear('health');
+    this.healthProbe?.abort();
+    this.healthProbe = undefined;
+  }
+
+  /** After a stop for failed health checks: a restart as `--restart` says (a failure), or gsup's exit. */
+  private afterUnhealthy(restart: boolean): void {
+    const decision = restart ? this.restartPolicy.unhealthy(Date.now() - this.run.startedAt) : { restart: false as const };
+    if (decision.restart) {
+      this.restart = { ...decision, reason: `${decision.reason} (restart ${decision.attempt} of ${this.config.maxRestarts})` };
+      return this.waitToRestart();
+    }
+    if (decision.reason) this.logger.warn('restart-give-up', `command ${decision.reason}`);
+    this.unhealthyExit = true;
+    this.finish();
   }
 
   /**
@@ -719,7 +810,7 @@ class Supervisor {
     this.timers.abort();
     this.unwatchChildren();
     this.result = {
-      exitCode: this.failed > 0 ? EXIT_INTERNAL : this.stoppedBeforeSpawn ? 128 + signalNumber(this.stoppedBeforeSpawn) : exitStatus(exit, this.config.successExit),
+      exitCode: this.exitCode(exit),
       code: exit.code,
       signal: exit.signal,
       killed: this.killed,
@@ -727,6 +818,14 @@ class Supervisor {
     };
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.looping) this.resolveDone(this.result);
+  }
+
+  private exitCode(exit: CommandExit): number {
+    if (this.failed > 0) return EXIT_INTERNAL;
+    if (this.stoppedBeforeSpawn) return 128 + signalNumber(this.stoppedBeforeSpawn);
+    const status = exitStatus(exit, this.config.successExit);
+    // Stopped for failed health checks: an app that exits 0 on SIGTERM has still failed.
+    return this.unhealthyExit && status === 0 ? 1 : status;
   }
 
   /**

@@ -25,6 +25,8 @@ export class ProcessTree {
   /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
   private readonly known = new Map<number, number>();
   private command?: ProcessInfo;
+  /** Process groups of gsup's own probes (health commands): never part of the tree. */
+  private readonly ignoredGroups = new Set<number>();
   private last: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -46,6 +48,16 @@ export class ProcessTree {
       this.command = info;
       this.known.set(pid, info.startTime);
     }
+  }
+
+  /** A probe's process group: left out of every look while it lives. */
+  ignoreGroup(pgid: number): void {
+    this.ignoredGroups.add(pgid);
+  }
+
+  /** The probe's group is gone (SIGKILLed after it ended): its id may be reused. */
+  unignoreGroup(pgid: number): void {
+    this.ignoredGroups.delete(pgid);
   }
 
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
@@ -93,7 +105,7 @@ export class ProcessTree {
     const queue = roots;
     while (queue.length > 0) {
       const info = queue.pop()!;
-      if (seen.has(info.pid)) continue;
+      if (seen.has(info.pid) || this.ignoredGroups.has(info.pgid)) continue;
       seen.add(info.pid);
       members.push(info);
       const below = children.get(info.pid);

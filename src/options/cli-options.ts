@@ -4,6 +4,7 @@ import { RESTART_MODES, type RestartMode } from '../engine/restart.js';
 import { TARGET_MODES, type TargetMode } from '../engine/plan.js';
 import type { SignalName } from '../platform/index.js';
 import { DEFAULT_CONFIG } from '../config.js';
+import type { HealthConfig } from '../engine/health.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 import { USAGE } from './usage.js';
@@ -25,6 +26,7 @@ export interface CliOptions {
   restart: RestartMode;
   maxRestarts: number;
   restartDelay: number;
+  health: HealthConfig | undefined;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -59,6 +61,30 @@ function list(text: string): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
+}
+
+type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
+
+/** The health checks asked for (Docker's names and defaults), or undefined when no probe is given. */
+function healthConfig(pick: Pick): HealthConfig | undefined {
+  const cmd = pick('healthCmd', '--health-cmd', 'GSUP_HEALTH_CMD');
+  const url = pick('healthUrl', '--health-url', 'GSUP_HEALTH_URL');
+  const file = pick('healthFile', '--health-file', 'GSUP_HEALTH_FILE');
+  // A duration or count that must be above 0, named by where it came from when it is not.
+  const positive = (given: [string, string] | undefined, parse: (text: string, what: string) => number, fallback: number, zeroOk = false) => {
+    if (!given) return fallback;
+    const value = parse(...given);
+    if (value === 0 && !zeroOk) throw new UsageError(`invalid value "${given[0]}" for ${given[1]}: must be above 0`);
+    return value;
+  };
+  const intervalMs = positive(pick('healthInterval', '--health-interval', 'GSUP_HEALTH_INTERVAL'), parseDuration, 30_000);
+  const timeoutMs = positive(pick('healthTimeout', '--health-timeout', 'GSUP_HEALTH_TIMEOUT'), parseDuration, 5000);
+  const startPeriodMs = positive(pick('healthStartPeriod', '--health-start-period', 'GSUP_HEALTH_START_PERIOD'), parseDuration, 0, true);
+  const maxAgeMs = positive(pick('healthMaxAge', '--health-max-age', 'GSUP_HEALTH_MAX_AGE'), parseDuration, 2 * intervalMs);
+  const retries = positive(pick('healthRetries', '--health-retries', 'GSUP_HEALTH_RETRIES'), count, 3);
+  if (url && !/^https?:\/\/[^/]/.test(url[0])) throw new UsageError(`invalid URL "${url[0]}" for ${url[1]}: expected http://… or https://…`);
+  if (!cmd && !url && !file) return undefined;
+  return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, maxAgeMs, retries };
 }
 
 /**
@@ -100,6 +126,7 @@ export async function parseCommandLine(
   const restart = pick('restart', '--restart', 'GSUP_RESTART');
   const maxRestarts = pick('maxRestarts', '--max-restarts', 'GSUP_MAX_RESTARTS');
   const restartDelay = pick('restartDelay', '--restart-delay', 'GSUP_RESTART_DELAY');
+  const health = healthConfig(pick);
   const rewrite = new Map<SignalName, SignalName | null>();
   for (const [value, what] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
     const [from, to] = parseRewrite(value, what);
@@ -129,6 +156,7 @@ export async function parseCommandLine(
     rewrite,
     successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) => exitCode(value, what)),
     verbosity,
+    health,
   };
 
   const [command, ...args] = commandLine;

@@ -50,6 +50,14 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--restart <mode>', 'restart the command when it exits: never, on-failure or always', 'GSUP_RESTART', 'never');
   option('--max-restarts <n>', 'quick failures (runs under 10 s) in a row before giving up', 'GSUP_MAX_RESTARTS', '10');
   option('--restart-delay <duration>', 'first delay before a restart; doubles after each quick failure, up to 30s', 'GSUP_RESTART_DELAY', '1s');
+  option('--health-cmd <command>', 'health check: healthy when it exits 0 within the timeout (sh -c)', 'GSUP_HEALTH_CMD', 'none');
+  option('--health-url <url>', 'health check: healthy on a 2xx answer within the timeout', 'GSUP_HEALTH_URL', 'none');
+  option('--health-file <path>', 'health check: a heartbeat file the app touches', 'GSUP_HEALTH_FILE', 'none');
+  option('--health-max-age <duration>', 'how fresh the heartbeat file must be', 'GSUP_HEALTH_MAX_AGE', 'twice the interval');
+  option('--health-interval <duration>', 'time between health checks', 'GSUP_HEALTH_INTERVAL', '30s');
+  option('--health-timeout <duration>', 'time a health check may take', 'GSUP_HEALTH_TIMEOUT', '5s');
+  option('--health-retries <n>', 'failed checks in a row that make the command unhealthy: stopped, then restarted per --restart', 'GSUP_HEALTH_RETRIES', '3');
+  option('--health-start-period <duration>', 'failures this soon after a start do not count (a success ends it)', 'GSUP_HEALTH_START_PERIOD', '0s');
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
   program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));

@@ -1,0 +1,155 @@
+import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import type { Platform } from '../platform/index.js';
+
+/** Health checks, Docker's names and defaults: every probe given runs on one schedule. */
+export interface HealthConfig {
+  /** Healthy when it exits 0 within the timeout (`sh -c`, a process group of its own). */
+  cmd?: string;
+  /** Healthy on a 2xx answer within the timeout. */
+  url?: string;
+  /** A heartbeat file the app touches: healthy while its mtime is younger than `maxAgeMs`. */
+  file?: string;
+  maxAgeMs: number;
+  intervalMs: number;
+  timeoutMs: number;
+  /** Failures in a row that make the command unhealthy. */
+  retries: number;
+  /** Failures in this time after a start do not count; a success ends it. */
+  startPeriodMs: number;
+}
+
+export interface ProbeResult {
+  ok: boolean;
+  /** What the probe saw: `exit 1: <last output>`, `HTTP 503`, `timed out after 5s`, `mtime 42s old`. */
+  detail: string;
+}
+
+/** What a probe needs of the supervisor: the start directory, and its process bookkeeping for a probe command. */
+export interface ProbeContext {
+  platform: Platform;
+  /** The command's start directory: a relative --health-file is its. */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** A probe command was spawned (Node reaps it; it is no part of the tree) / has ended. */
+  spawned(pid: number): void;
+  ended(pid: number): void;
+}
+
+const OUTPUT_KEPT = 200;
+
+/** `sh -c CMD` in a group of its own; at the timeout, or when it ends, that whole group is SIGKILLed. */
+function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abort: AbortSignal): Promise<ProbeResult> {
+  return new Promise((done) => {
+    const child = spawn('sh', ['-c', cmd], { cwd: context.cwd, env: context.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT));
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    const pid = child.pid;
+    if (pid !== undefined) context.spawned(pid);
+    let verdict: ProbeResult | undefined;
+    // Never leave a process behind: whatever the command started in its group goes with it.
+    const killGroup = () => pid !== undefined && context.platform.kill(-pid, 'SIGKILL');
+    const timer = setTimeout(() => {
+      verdict = { ok: false, detail: `timed out after ${timeoutMs} ms` };
+      killGroup();
+    }, timeoutMs);
+    const onAbort = () => {
+      verdict ??= { ok: false, detail: 'stopped' };
+      killGroup();
+    };
+    abort.addEventListener('abort', onAbort, { once: true });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      abort.removeEventListener('abort', onAbort);
+      done({ ok: false, detail: error.message });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      abort.removeEventListener('abort', onAbort);
+      killGroup();
+      if (pid !== undefined) context.ended(pid);
+      const last = output.trim().split('\n').pop() ?? '';
+      done(verdict ?? (code === 0 ? { ok: true, detail: 'exit 0' } : { ok: false, detail: `${signal ? `killed by ${signal}` : `exit ${code}`}${last ? `: ${last}` : ''}` }));
+    });
+  });
+}
+
+/** GET the URL (no connection kept): healthy on 2xx. */
+async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Promise<ProbeResult> {
+  const { get } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
+  return new Promise((done) => {
+    const request = get(url, { agent: false, signal: AbortSignal.any([abort, AbortSignal.timeout(timeoutMs)]) }, (response) => {
+      response.resume();
+      const status = response.statusCode ?? 0;
+      done(status >= 200 && status < 300 ? { ok: true, detail: `HTTP ${status}` } : { ok: false, detail: `HTTP ${status}` });
+    });
+    request.once('error', (error) => {
+      const timedOut = error.name === 'AbortError' && !abort.aborted;
+      done({ ok: false, detail: timedOut ? `timed out after ${timeoutMs} ms` : (error as NodeJS.ErrnoException).code ?? error.message });
+    });
+  });
+}
+
+function fileProbe(path: string, maxAgeMs: number): ProbeResult {
+  try {
+    const ageMs = Date.now() - statSync(path).mtimeMs;
+    return ageMs <= maxAgeMs ? { ok: true, detail: `touched ${Math.round(ageMs)} ms ago` } : { ok: false, detail: `${path} last touched ${Math.round(ageMs)} ms ago` };
+  } catch (error) {
+    return { ok: false, detail: `${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}` };
+  }
+}
+
+/** Runs every configured probe at once; healthy when all are. */
+export async function probeAll(config: HealthConfig, context: ProbeContext, abort: AbortSignal): Promise<ProbeResult> {
+  const results: Array<Promise<ProbeResult>> = [];
+  if (config.cmd !== undefined) results.push(commandProbe(config.cmd, config.timeoutMs, context, abort));
+  if (config.url !== undefined) results.push(urlProbe(config.url, config.timeoutMs, abort));
+  if (config.file !== undefined) {
+    const path = isAbsolute(config.file) ? config.file : resolve(context.cwd, config.file);
+    results.push(Promise.resolve(fileProbe(path, config.maxAgeMs)));
+  }
+  const all = await Promise.all(results);
+  const failed = all.filter((result) => !result.ok);
+  return failed.length === 0 ? { ok: true, detail: all.map((result) => result.detail).join('; ') } : { ok: false, detail: failed.map((result) => result.detail).join('; ') };
+}
+
+export type HealthState = 'starting' | 'healthy' | 'unhealthy';
+
+/**
+ * Docker's rules over probe results: failures in the start period do not
+ * count (a success ends it); `retries` failures in a row make it unhealthy.
+ */
+export class HealthRecord {
+  state: HealthState = 'starting';
+  failures = 0;
+  private startedAt = 0;
+  private started = false;
+
+  constructor(private readonly config: HealthConfig) {}
+
+  /** A new run: the start period begins again. */
+  reset(now: number): void {
+    this.state = 'starting';
+    this.failures = 0;
+    this.startedAt = now;
+    this.started = false;
+  }
+
+  /** Counts one result; returns the state it leads to, and whether the failure counted. */
+  record(result: ProbeResult, now: number): { state: HealthState; counted: boolean } {
+    if (result.ok) {
+      this.started = true;
+      this.failures = 0;
+      this.state = 'healthy';
+      return { state: this.state, counted: false };
+    }
+    const inStartPeriod = !this.started && now - this.startedAt < this.config.startPeriodMs;
+    if (inStartPeriod) return { state: this.state, counted: false };
+    this.failures++;
+    if (this.failures >= this.config.retries) this.state = 'unhealthy';
+    return { state: this.state, counted: true };
+  }
+}
