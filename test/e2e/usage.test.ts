@@ -34,6 +34,10 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['--restart-delay', '36000m', 'true'], {}, /^gsup: invalid duration "36000m" for --restart-delay: at most 2147483647 ms/],
     [['-t', '2147483648', 'true'], {}, /^gsup: invalid duration "2147483648" for --kill-timeout: at most/],
     [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
+    [['--health-interval', '0', '--health-cmd', 'true', 'true'], {}, /^gsup: invalid value "0" for --health-interval: must be above 0/],
+    [['--health-url', 'localhost:8080/health', 'true'], {}, /^gsup: invalid URL "localhost:8080\/health" for --health-url: expected http/],
+    [['true'], { GSUP_HEALTH_RETRIES: 'x', GSUP_HEALTH_CMD: 'true' }, /^gsup: invalid number "x" for GSUP_HEALTH_RETRIES/],
+    [['true'], { GSUP_HEALTH_TIMEOUT: '5 s' }, /^gsup: invalid duration "5 s" for GSUP_HEALTH_TIMEOUT/],
     [['true'], { GSUP_VERBOSE: '7' }, /^gsup: invalid value "7" for GSUP_VERBOSE/],
     [['true'], { GSUP_SUCCESS_EXIT: 'x' }, /^gsup: invalid exit code "x" for GSUP_SUCCESS_EXIT/],
   ] as Array<[string[], NodeJS.ProcessEnv, RegExp]>)('gsup %j with env %j', async (args, env, message) => {
@@ -54,10 +58,10 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     const help = gsup(['--help']);
     expect((await help.finished()).code).toBe(0);
     const text = help.stdout.join('\n');
-    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--restart', '--max-restarts', '--restart-delay', '--no-subreaper', '--no-pm2', '--verbose', '--quiet', '--log-format']) {
+    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--restart', '--max-restarts', '--restart-delay', '--no-subreaper', '--no-pm2', '--verbose', '--quiet', '--log-format', '--health-cmd', '--health-url', '--health-file', '--health-max-age', '--health-interval', '--health-timeout', '--health-retries', '--health-start-period']) {
       expect(text).toContain(flag);
     }
-    for (const variable of ['GSUP_KILL_TIMEOUT', 'GSUP_TARGET', 'GSUP_REWRITE', 'GSUP_STOP_DELAY', 'GSUP_ON_EXIT', 'GSUP_SUCCESS_EXIT', 'GSUP_RESTART', 'GSUP_MAX_RESTARTS', 'GSUP_RESTART_DELAY', 'GSUP_SUBREAPER', 'GSUP_PM2', 'GSUP_VERBOSE', 'GSUP_LOG_FORMAT']) {
+    for (const variable of ['GSUP_KILL_TIMEOUT', 'GSUP_TARGET', 'GSUP_REWRITE', 'GSUP_STOP_DELAY', 'GSUP_ON_EXIT', 'GSUP_SUCCESS_EXIT', 'GSUP_RESTART', 'GSUP_MAX_RESTARTS', 'GSUP_RESTART_DELAY', 'GSUP_SUBREAPER', 'GSUP_PM2', 'GSUP_VERBOSE', 'GSUP_LOG_FORMAT', 'GSUP_HEALTH_CMD', 'GSUP_HEALTH_URL', 'GSUP_HEALTH_FILE', 'GSUP_HEALTH_MAX_AGE', 'GSUP_HEALTH_INTERVAL', 'GSUP_HEALTH_TIMEOUT', 'GSUP_HEALTH_RETRIES', 'GSUP_HEALTH_START_PERIOD']) {
       expect(text).toContain(variable);
     }
     // Three examples: Docker, npx tsx, pm2 start.
