@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import type { Logger } from '../log.js';
 import type { Platform } from '../platform/index.js';
 
 /** Health checks, Docker's names and defaults: every probe given runs on one schedule. */
@@ -151,5 +152,72 @@ export class HealthRecord {
     this.failures++;
     if (this.failures >= this.config.retries) this.state = 'unhealthy';
     return { state: this.state, counted: true };
+  }
+}
+
+/**
+ * The health checks of one supervision: one probe round at a time, its
+ * result handed back (as an event of the loop), judged by Docker's rules and
+ * logged (-v: every result; otherwise changes of state). The supervisor
+ * decides when to probe and what an unhealthy verdict does.
+ */
+export class HealthChecks {
+  private readonly record: HealthRecord;
+  private inFlight?: AbortController;
+
+  constructor(
+    readonly config: HealthConfig,
+    private readonly logger: Logger,
+    private readonly context: ProbeContext,
+    private readonly answered: (runId: number, result: ProbeResult) => void,
+    private readonly failed: (error: unknown) => void,
+  ) {
+    this.record = new HealthRecord(config);
+  }
+
+  /** A new run: the start period begins again. */
+  reset(now: number): void {
+    this.pause();
+    this.record.reset(now);
+  }
+
+  /** Runs every probe once, off the loop (none while a round is in flight). */
+  start(runId: number): void {
+    if (this.inFlight) return;
+    const abort = new AbortController();
+    this.inFlight = abort;
+    probeAll(this.config, this.context, abort.signal).then(
+      (result) => {
+        if (this.inFlight === abort) this.inFlight = undefined;
+        if (!abort.signal.aborted) this.answered(runId, result);
+      },
+      this.failed,
+    );
+  }
+
+  /** Stopping or restarting: the round in flight is given up (its command's group killed). */
+  pause(): void {
+    this.inFlight?.abort();
+    this.inFlight = undefined;
+  }
+
+  /** Counts a result and logs it; returns the state it leads to. */
+  judge(result: ProbeResult, now: number): HealthState {
+    const before = this.record.state;
+    const { state, counted } = this.record.record(result, now);
+    const { retries } = this.config;
+    if (result.ok) this.logger.info('health-ok', `health check passed (${result.detail})`, { detail: result.detail });
+    else {
+      const count = counted ? `${this.record.failures} of ${retries}` : 'in the start period, not counted';
+      this.logger.info('health-failed', `health check failed (${count}): ${result.detail}`, { detail: result.detail, failures: this.record.failures });
+    }
+    if (state === 'healthy' && before !== 'healthy') this.logger.notice('healthy', `command is healthy (${result.detail})`, { detail: result.detail });
+    if (state === 'unhealthy') {
+      this.logger.warn('unhealthy', `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${result.detail}`, {
+        failures: this.record.failures,
+        error: result.detail,
+      });
+    }
+    return state;
   }
 }

@@ -15,7 +15,7 @@ import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue
 import { spawnRun, type CommandRun } from './run.js';
 import { Reaper } from './reaper.js';
 import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
-import { HealthRecord, probeAll, type ProbeResult } from './health.js';
+import { HealthChecks, type HealthConfig, type ProbeResult } from './health.js';
 import { Relayers } from './relayers.js';
 import { RestartPolicy, type RestartDecision } from './restart.js';
 import { ScanScheduler } from './scans.js';
@@ -104,9 +104,8 @@ class Supervisor {
   private readonly ownSignals = new Map<SignalName, number>();
   /** The argv prefix that gives each run gsup's terminal (setsid -c), when gsup handed it over. */
   private terminal?: string[];
-  /** Health checks (when configured): the record of this run's probes, and the probe in flight. */
-  private readonly health?: HealthRecord;
-  private healthProbe?: AbortController;
+  /** Health checks, when a probe is configured. */
+  private readonly health?: HealthChecks;
   /** The last stop was for failed health checks and no restart followed: never exit 0. */
   private unhealthyExit = false;
   /** The status of the last daemon reaped while gsup stayed for them (`auto`). */
@@ -131,7 +130,6 @@ class Supervisor {
   ) {
     this.config = resolveConfig(options);
     this.cwd = startDirectory(options.cwd);
-    if (this.config.health) this.health = new HealthRecord(this.config.health);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.tree = new ProcessTree(this.platform);
@@ -175,6 +173,7 @@ class Supervisor {
       options.suspendSelf,
     );
 
+    if (this.config.health) this.health = this.healthChecks(this.config.health);
     this.exited = this.main(args);
     this.handle = {
       get pid() {
@@ -330,7 +329,7 @@ class Supervisor {
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
     if (this.health && run.pid !== undefined) {
       this.health.reset(Date.now());
-      this.timers.set('health', this.config.health!.intervalMs);
+      this.timers.set('health', this.health.config.intervalMs);
     }
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }
@@ -691,13 +690,7 @@ class Supervisor {
 
   // ── health checks ──────────────────────────────────────────────────────
 
-  /** Every probe at once, off the loop; the result comes back as an event. Paused while stopping or restarting. */
-  private runProbes(): void {
-    if (this.phase === 'exited') return this.timers.set('health', this.config.health!.intervalMs); // deciding: ask again later
-    if ((this.phase !== 'running' && this.phase !== 'daemons') || this.healthProbe) return; // a new run starts them again
-    const abort = new AbortController();
-    this.healthProbe = abort;
-    const runId = this.run.id;
+  private healthChecks(config: HealthConfig): HealthChecks {
     const context = {
       platform: this.platform,
       cwd: this.cwd ?? '/',
@@ -713,42 +706,34 @@ class Supervisor {
         setTimeout(() => this.tree.unignoreGroup(pid), 1000).unref();
       },
     };
-    probeAll(this.config.health!, context, abort.signal).then(
-      (result) => this.queue.push({ kind: 'health', run: runId, result }),
+    return new HealthChecks(
+      config,
+      this.logger,
+      context,
+      (run, result) => this.queue.push({ kind: 'health', run, result }),
       (error) => this.queue.push({ kind: 'fault', error }),
     );
   }
 
-  private onHealth(runId: number, result: ProbeResult): void {
-    this.healthProbe = undefined;
+  /** Time for a round of probes: while the command (or what it handed over) runs; paused otherwise. */
+  private runProbes(): void {
     const health = this.health!;
-    const config = this.config.health!;
+    if (this.phase === 'exited') return this.timers.set('health', health.config.intervalMs); // deciding what next: ask again later
+    if (this.phase === 'running' || this.phase === 'daemons') health.start(this.run.id); // else a new run starts them again
+  }
+
+  private onHealth(runId: number, result: ProbeResult): void {
+    const health = this.health!;
     if (runId !== this.run.id || (this.phase !== 'running' && this.phase !== 'daemons')) return;
-    const before = health.state;
-    const { state, counted } = health.record(result, Date.now());
-    if (result.ok) this.logger.info('health-ok', `health check passed (${result.detail})`, { detail: result.detail });
-    else {
-      const count = counted ? `${health.failures} of ${config.retries}` : 'in the start period, not counted';
-      this.logger.info('health-failed', `health check failed (${count}): ${result.detail}`, { detail: result.detail, failures: health.failures });
-    }
-    if (state === 'healthy' && before !== 'healthy') this.logger.notice('healthy', `command is healthy (${result.detail})`, { detail: result.detail });
-    if (state === 'unhealthy') {
-      this.logger.warn('unhealthy', `command is unhealthy: ${config.retries} health check(s) failed in a row, the last: ${result.detail}`, {
-        failures: health.failures,
-        error: result.detail,
-      });
-      // A hung event loop will not handle SIGTERM: the kill timeout ends it.
-      this.beginStop('SIGTERM', 'unhealthy', 0, this.config.restart === 'never' ? 'exit' : 'restart');
-      this.stop!.unhealthy = true;
-      return;
-    }
-    this.timers.set('health', config.intervalMs);
+    if (health.judge(result, Date.now()) !== 'unhealthy') return this.timers.set('health', health.config.intervalMs);
+    // A hung event loop will not handle SIGTERM: the kill timeout ends it.
+    this.beginStop('SIGTERM', 'unhealthy', 0, this.config.restart === 'never' ? 'exit' : 'restart');
+    this.stop!.unhealthy = true;
   }
 
   private pauseHealth(): void {
     this.timers.clear('health');
-    this.healthProbe?.abort();
-    this.healthProbe = undefined;
+    this.health?.pause();
   }
 
   /** After a stop for failed health checks: a restart as `--restart` says (a failure), or gsup's exit. */
