@@ -150,12 +150,12 @@ describe('a bootstrap script that starts pm2 and stops it in a trap', () => {
     const apps = await appsReady(pm2, 2);
     const god = pm2.daemonPid()!;
     run.signal('SIGTERM');
-    expect((await run.finished(20_000)).code).toBe(7);
+    expect((await run.finished(20_000)).code, run.transcript()).toBe(7);
     for (const pid of apps) {
-      expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+      expect(pm2.signals(pid), `app ${pid}\n${pm2.lines().join('\n')}\n${run.transcript()}`).toEqual(['SIGINT']);
       expect(pm2.lines()).toContain(`clean exit ${pid}`);
     }
-    expect(isAlive(god)).toBe(false);
+    expect(isAlive(god), run.transcript()).toBe(false);
     expect(run.stderr.join('\n')).not.toContain('(pm2 kill)');
   }, 40_000);
 
@@ -166,9 +166,9 @@ describe('a bootstrap script that starts pm2 and stops it in a trap', () => {
     const apps = await appsReady(pm2, 2);
     const god = pm2.daemonPid()!;
     run.signal('SIGTERM');
-    expect((await run.finished(20_000)).code).toBe(0);
-    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
-    expect(isAlive(god)).toBe(false);
+    expect((await run.finished(20_000)).code, run.transcript()).toBe(0);
+    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}\n${pm2.lines().join('\n')}\n${run.transcript()}`).toEqual(['SIGINT']);
+    expect(isAlive(god), run.transcript()).toBe(false);
     expect(run.stderr.join('\n')).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
   }, 40_000);
 });
