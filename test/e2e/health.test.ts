@@ -25,8 +25,9 @@ function hang(port: number): void {
   request({ host: '127.0.0.1', port, path: '/hang' }).on('error', () => {}).end();
 }
 
-// Short enough for a test, the same rules as the defaults.
-const QUICK = ['--health-interval', '200ms', '--health-timeout', '300ms', '--health-retries', '2'];
+// Short enough for a test, the same rules as the defaults; the start period covers node's start-up
+// on a loaded machine (a success ends it).
+const QUICK = ['--health-interval', '200ms', '--health-timeout', '300ms', '--health-retries', '2', '--health-start-period', '20s'];
 
 describe('health checks that act', () => {
   it('--health-url: an app whose event loop hangs is stopped (SIGKILL at the kill timeout), restarted, and healthy again', async () => {
@@ -119,20 +120,38 @@ describe('health checks that act', () => {
   });
 
   it('--restart never: after an unhealthy stop gsup exits non-zero, even when the app exited 0 on SIGTERM', async () => {
-    const run = gsup(['--health-cmd', 'exit 3', '--health-interval', '100ms', '--health-retries', '2', '--', 'node', PRINTER]);
-    await run.ready();
-    const exit = await run.finished();
-    expect(exit.code).toBe(1);
-    expect(run.count(/^signal: SIGTERM /)).toBe(1);
-    expect(run.count(/^clean exit /)).toBe(1);
-    expect(run.stderr.join('\n')).toMatch(/command is unhealthy: 2 health check\(s\) failed in a row, the last: exit 3/);
+    const dir = tempDir();
+    try {
+      // Healthy until the test says otherwise (the app must be up first: node takes a while to start).
+      const broken = join(dir.path, 'broken');
+      const run = gsup(['--health-cmd', `if [ -e ${broken} ]; then exit 3; fi`, '--health-interval', '100ms', '--health-retries', '2', '--', 'node', PRINTER]);
+      await run.ready();
+      await run.waitForLine(/command is healthy/, { stream: 'stderr' });
+      writeFileSync(broken, '');
+      const exit = await run.finished();
+      expect(exit.code).toBe(1);
+      expect(run.count(/^signal: SIGTERM /)).toBe(1);
+      expect(run.count(/^clean exit /)).toBe(1);
+      expect(run.stderr.join('\n')).toMatch(/command is unhealthy: 2 health check\(s\) failed in a row, the last: exit 3/);
+    } finally {
+      dir.remove();
+    }
   });
 
   it('--log-format json: the unhealthy line carries the last probe’s error', async () => {
-    const run = gsup(['--log-format', 'json', '--health-cmd', 'echo broken; exit 1', '--health-interval', '100ms', '--health-retries', '1', '--', 'node', PRINTER]);
-    await run.ready();
-    await run.finished();
-    const unhealthy = run.stderr.map((line) => JSON.parse(line)).find((entry) => entry.event === 'unhealthy');
-    expect(unhealthy).toMatchObject({ level: 'warn', failures: 1, error: 'exit 1: broken' });
+    const dir = tempDir();
+    try {
+      const broken = join(dir.path, 'broken');
+      const probe = `if [ -e ${broken} ]; then echo broken; exit 1; fi`;
+      const run = gsup(['--log-format', 'json', '--health-cmd', probe, '--health-interval', '100ms', '--health-retries', '1', '--', 'node', PRINTER]);
+      await run.ready();
+      await run.waitForLine(/"event":"healthy"/, { stream: 'stderr' });
+      writeFileSync(broken, '');
+      await run.finished();
+      const unhealthy = run.stderr.map((line) => JSON.parse(line)).find((entry) => entry.event === 'unhealthy');
+      expect(unhealthy).toMatchObject({ level: 'warn', failures: 1, error: 'exit 1: broken' });
+    } finally {
+      dir.remove();
+    }
   });
 });
