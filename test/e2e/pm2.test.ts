@@ -145,10 +145,11 @@ describe('gsup -- pm2 start', () => {
 describe('a bootstrap script that starts pm2 and stops it in a trap', () => {
   it('the script gets the stop signal and runs its own pm2 kill; gsup runs none: each app one signal, the script’s status', async () => {
     const pm2 = home();
-    const script = `${PM2} start ${APP} -i 2 >/dev/null; trap '${PM2} kill >/dev/null; exit 7' TERM INT; while sleep 1; do :; done`;
+    const script = `${PM2} start ${APP} -i 2 >/dev/null; trap '${PM2} kill >/dev/null; exit 7' TERM INT; echo trapped; while sleep 1; do :; done`;
     const run = gsup(['-v', '--', 'sh', '-c', script], { env: pm2.env({ CLEANUP_MS: '300' }) });
     const apps = await appsReady(pm2, 2);
     const god = pm2.daemonPid()!;
+    await run.waitForLine(/^trapped$/); // pm2 start has returned: the trap is set
     run.signal('SIGTERM');
     expect((await run.finished(20_000)).code, run.transcript()).toBe(7);
     for (const pid of apps) {
@@ -161,10 +162,11 @@ describe('a bootstrap script that starts pm2 and stops it in a trap', () => {
 
   it('a script that leaves the daemon running when it exits: gsup’s pm2 kill stops it then', async () => {
     const pm2 = home();
-    const script = `${PM2} start ${APP} -i 2 >/dev/null; trap 'exit 0' TERM; while sleep 1; do :; done`;
+    const script = `${PM2} start ${APP} -i 2 >/dev/null; trap 'exit 0' TERM; echo trapped; while sleep 1; do :; done`;
     const run = gsup(['-v', '--', 'sh', '-c', script], { env: pm2.env({ CLEANUP_MS: '300' }) });
     const apps = await appsReady(pm2, 2);
     const god = pm2.daemonPid()!;
+    await run.waitForLine(/^trapped$/); // pm2 start has returned: the trap is set
     run.signal('SIGTERM');
     expect((await run.finished(20_000)).code, run.transcript()).toBe(0);
     for (const pid of apps) expect(pm2.signals(pid), `app ${pid}\n${pm2.lines().join('\n')}\n${run.transcript()}`).toEqual(['SIGINT']);
