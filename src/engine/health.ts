@@ -83,7 +83,8 @@ async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Pro
   const { get } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
   return new Promise((done) => {
     const request = get(url, { agent: false, signal: AbortSignal.any([abort, AbortSignal.timeout(timeoutMs)]) }, (response) => {
-      response.resume();
+      // The status is the answer: the body is not read (an endless one would keep the socket).
+      response.destroy();
       const status = response.statusCode ?? 0;
       done(status >= 200 && status < 300 ? { ok: true, detail: `HTTP ${status}` } : { ok: false, detail: `HTTP ${status}` });
     });
