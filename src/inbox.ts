@@ -17,18 +17,24 @@ export interface SignalInbox {
 }
 
 export function listen(): SignalInbox {
-  // Read before the handlers go in: once they are in, SigCgt has every bit.
-  const swallowed = swallowedStopSignal();
   const held: SignalName[] = [];
   let listener: ((signal: SignalName) => void) | undefined;
-  const signals = forwardableSignals();
-  // The stop signals first: the window in which Node's one-shot handler can still take one is the shortest.
-  signals.sort((a, b) => Number(b === 'SIGTERM' || b === 'SIGINT') - Number(a === 'SIGTERM' || a === 'SIGINT'));
-  const removers = signals.map((signal) => {
+  const on = (signal: SignalName) => {
     const handler = () => (listener ? listener(signal) : held.push(signal));
     process.on(signal, handler);
     return () => process.off(signal, handler);
-  });
+  };
+  const stops: SignalName[] = ['SIGTERM', 'SIGINT'];
+  // Every other signal first: that loads Node's signal machinery, so the stop
+  // handlers go in right after SigCgt is read. Until the read, a stop signal
+  // Node's one-shot handler takes is seen there; only one that lands between
+  // the read and the two handlers would be lost.
+  const removers = forwardableSignals()
+    .filter((signal) => !stops.includes(signal))
+    .map(on);
+  // Read before the stop handlers go in: once they are in, SigCgt has their bits.
+  const swallowed = swallowedStopSignal();
+  removers.push(...stops.map(on));
   return {
     swallowed,
     attach(next) {
