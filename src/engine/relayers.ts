@@ -16,6 +16,9 @@ const RELAYERS: RegExp[] = [
 
 // How long a relayer gets to run its signal handler before the others are signalled anyway.
 const HANDLER_WAIT_MS = 100;
+// Once the kernel has delivered the signal (its pending bit cleared), tsx's JavaScript handler
+// runs at its loop's next turn: the others wait this much longer, well inside tsx's 30 ms window.
+const HANDLER_TURN_MS = 15;
 
 export class Relayers {
   private readonly verdicts = new Map<string, boolean>();
@@ -51,5 +54,6 @@ export class Relayers {
     while (relayers.some((info) => this.platform.signalPending!(info.pid, signal)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
+    await new Promise((resolve) => setTimeout(resolve, HANDLER_TURN_MS));
   }
 }
