@@ -7,6 +7,9 @@ import type { TreeSnapshot } from './tree.js';
 // The summary names this many of the killed (the oldest): only their command lines are read.
 const NAMED = 10;
 
+/** What began a stop: a stop signal received, gsup itself (a restart, `--on-exit stop`, a fault), or failed health checks. */
+export type StopCause = 'signal' | 'gsup' | 'unhealthy';
+
 /**
  * What one stop sequence knows: who has had the stop signal (none gets it
  * twice), who was seen alive, who had to be SIGKILLed; and its summary line.
@@ -19,7 +22,7 @@ export class StopRecord {
   /** A stop signal received again, to forward to everyone the stop signal reached (at the next look). */
   again?: SignalName;
   /** Begun for failed health checks: then a restart (a failure) or an exit that is never 0. */
-  unhealthy = false;
+  readonly unhealthy: boolean;
   private readonly reached = new Set<string>();
   private readonly reachedGroups = new Set<number>();
   private readonly pm2Killed = new Set<number>();
@@ -33,10 +36,11 @@ export class StopRecord {
     readonly signal: SignalName,
     /** What comes after: gsup's exit, or the next run. */
     public then: 'exit' | 'restart',
-    /** Whether a received stop signal (not gsup itself) began it. */
-    received: boolean,
+    /** What began it: only a received stop signal counts towards the third. */
+    cause: StopCause,
   ) {
-    this.received = received ? 1 : 0;
+    this.received = cause === 'signal' ? 1 : 0;
+    this.unhealthy = cause === 'unhealthy';
   }
 
   saw(snapshot: TreeSnapshot): void {

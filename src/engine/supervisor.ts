@@ -10,7 +10,7 @@ import { describeExit, describeTarget, formatDuration } from './format.js';
 import { Forwarder } from './forwarder.js';
 import { describeTargets, membersOf, units, type Target } from './plan.js';
 import { Pm2Supervision, type Pm2Manager } from './pm2.js';
-import { StopRecord } from './stop.js';
+import { StopRecord, type StopCause } from './stop.js';
 import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue.js';
 import { spawnRun, type CommandRun } from './run.js';
 import { Reaper } from './reaper.js';
@@ -373,7 +373,7 @@ class Supervisor {
       case 'running':
       case 'exited':
       case 'daemons':
-        return this.beginStop(signal, reason, signal === 'SIGTERM' ? this.config.stopDelay : 0, 'exit', true);
+        return this.beginStop(signal, reason, signal === 'SIGTERM' ? this.config.stopDelay : 0, 'exit', 'signal');
       case 'restarting':
         this.logger.notice('restart-cancelled', `${reason}: no restart`);
         return this.finish();
@@ -408,8 +408,8 @@ class Supervisor {
   }
 
   /** 1. The stop delay (if any), then the stop signal. */
-  private beginStop(signal: SignalName, reason: string, delayMs: number, then: StopRecord['then'], received = false): void {
-    this.stop = new StopRecord(signal, then, received);
+  private beginStop(signal: SignalName, reason: string, delayMs: number, then: StopRecord['then'], cause: StopCause = 'gsup'): void {
+    this.stop = new StopRecord(signal, then, cause);
     this.pauseHealth();
     this.logger.notice('stop', `${reason}: stopping the tree with ${signal} (kill timeout ${formatDuration(this.config.killTimeout)})`, {
       signal,
@@ -691,20 +691,20 @@ class Supervisor {
   // ── health checks ──────────────────────────────────────────────────────
 
   private healthChecks(config: HealthConfig): HealthChecks {
+    // The last probe's group was SIGKILLed when it ended: left out of the looks until the next probe, while it dies.
+    let lastGroup: number | undefined;
     const context = {
       platform: this.platform,
       cwd: this.cwd ?? '/',
       env: this.options.env ?? process.env,
       // A probe command is Node's child (libuv reaps it), and its group no part of the tree.
       spawned: (pid: number) => {
+        if (lastGroup !== undefined) this.tree.unignoreGroup(lastGroup);
+        lastGroup = pid;
         this.nodeChildren.add(pid);
         this.tree.ignoreGroup(pid);
       },
-      ended: (pid: number) => {
-        this.nodeChildren.delete(pid);
-        // Its group was SIGKILLed: out of the looks for a moment more, while it dies.
-        setTimeout(() => this.tree.unignoreGroup(pid), 1000).unref();
-      },
+      ended: (pid: number) => this.nodeChildren.delete(pid),
     };
     return new HealthChecks(
       config,
@@ -727,8 +727,7 @@ class Supervisor {
     if (runId !== this.run.id || (this.phase !== 'running' && this.phase !== 'daemons')) return;
     if (health.judge(result, Date.now()) !== 'unhealthy') return this.timers.set('health', health.config.intervalMs);
     // A hung event loop will not handle SIGTERM: the kill timeout ends it.
-    this.beginStop('SIGTERM', 'unhealthy', 0, this.config.restart === 'never' ? 'exit' : 'restart');
-    this.stop!.unhealthy = true;
+    this.beginStop('SIGTERM', 'unhealthy', 0, this.config.restart === 'never' ? 'exit' : 'restart', 'unhealthy');
   }
 
   private pauseHealth(): void {
