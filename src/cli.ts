@@ -10,17 +10,19 @@ declare const GSUP_VERSION: string;
 async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   const { command, args, verbosity, logFormat, ...config } = options;
   const logger = await createLogger({ verbosity, format: logFormat });
+  // gsup keeps no mount busy, and the command never sees its parent elsewhere: / before the first spawn.
+  const cwd = leaveStartDirectory();
   const handle = supervise(command, args, {
     ...config,
+    cwd,
     logger,
     inbox,
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
     terminal: true,
   });
-  leaveStartDirectory();
+  // The handlers stay until gsup exits: a signal now must not end gsup and replace the command's status.
   const result = await handle.exited;
-  inbox.detach();
   if (result.error) {
     // The text form stays one plain line, as a shell says it; json, like every other line.
     if (logFormat === 'json') logger.error('spawn-failed', result.error, { command, exitCode: result.exitCode });
@@ -29,13 +31,22 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   return result.exitCode;
 }
 
-/** The command started in gsup's start directory (restarts use its saved path): gsup keeps no mount busy. */
-function leaveStartDirectory(): void {
+/** Moves gsup to /; returns the start directory, where every run of the command starts. */
+function leaveStartDirectory(): string | undefined {
+  let start: string | undefined;
   try {
+    start = process.cwd();
     process.chdir('/');
   } catch {
-    // stays where it is: harmless
+    // the start directory was removed (the spawn says so), or / cannot be entered: stay
   }
+  return start;
+}
+
+const LINE_MAX = 300;
+
+function clip(line: string): string {
+  return line.length <= LINE_MAX ? line : `${line.slice(0, LINE_MAX)}… (${line.length} characters)`;
 }
 
 /** One line on stderr; a reader that is gone is no error of gsup's. */
@@ -60,7 +71,8 @@ export async function main(argv: string[] = process.argv.slice(2), inbox: Signal
   } catch (error) {
     // By name: the flags file is a bundle of its own, with its own UsageError class.
     const message = error instanceof Error && error.name === 'UsageError' ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    say(`gsup: ${message}`);
+    // One line, of a readable length, whatever value it quotes (commander's messages quote what they got).
+    say(`gsup: ${clip(message.split('\n')[0])}`);
     return EXIT_INTERNAL;
   }
 }

@@ -11,7 +11,6 @@ import { forwardableSignals } from './signals.js';
 export interface SignalInbox {
   /** Hands over every signal held so far, then each new one as it comes. */
   attach(listener: (signal: SignalName) => void): void;
-  detach(): void;
   /** A stop signal Node's start-up handler took before these handlers were in place (PID 1). */
   readonly swallowed: SignalName | undefined;
 }
@@ -19,31 +18,22 @@ export interface SignalInbox {
 export function listen(): SignalInbox {
   const held: SignalName[] = [];
   let listener: ((signal: SignalName) => void) | undefined;
-  const on = (signal: SignalName) => {
-    const handler = () => (listener ? listener(signal) : held.push(signal));
-    process.on(signal, handler);
-    return () => process.off(signal, handler);
-  };
+  // Never removed: until gsup exits, no signal may find it without a handler (as PID 1 or not).
+  const on = (signal: SignalName) => process.on(signal, () => (listener ? listener(signal) : held.push(signal)));
   const stops: SignalName[] = ['SIGTERM', 'SIGINT'];
   // Every other signal first: that loads Node's signal machinery, so the stop
   // handlers go in right after SigCgt is read. Until the read, a stop signal
   // Node's one-shot handler takes is seen there; only one that lands between
   // the read and the two handlers would be lost.
-  const removers = forwardableSignals()
-    .filter((signal) => !stops.includes(signal))
-    .map(on);
+  for (const signal of forwardableSignals()) if (!stops.includes(signal)) on(signal);
   // Read before the stop handlers go in: once they are in, SigCgt has their bits.
   const swallowed = swallowedStopSignal();
-  removers.push(...stops.map(on));
+  for (const signal of stops) on(signal);
   return {
     swallowed,
     attach(next) {
       listener = next;
       for (const signal of held.splice(0)) next(signal);
-    },
-    detach() {
-      for (const remove of removers) remove();
-      listener = undefined;
     },
   };
 }

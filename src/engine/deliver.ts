@@ -1,11 +1,29 @@
-import type { Platform, SignalName } from '../platform/index.js';
+import type { Platform, ProcessInfo, SignalName } from '../platform/index.js';
 import { membersOf, restrictTargets, type Target } from './plan.js';
 import type { Relayers } from './relayers.js';
 
 /**
- * Sends one signal to planned targets: a group with one kill(-pgid), a
- * process by pid. Wrappers that relay stop signals themselves (tsx) get it
- * first, alone, and the rest only once their handler has run (bounded).
+ * One signal to planned targets, each through its identity (never a bare
+ * number a look saw): a group with one signal through its leader, checked
+ * alive and the same; a group whose leader is gone, and a process, one by one.
+ */
+export function send(platform: Platform, targets: readonly Target[], signal: SignalName): void {
+  const single: ProcessInfo[] = [];
+  for (const target of targets) {
+    if (target.kind === 'process') {
+      single.push(target.process);
+      continue;
+    }
+    const leader = target.members.find((info) => info.pid === target.pgid);
+    if (!leader || !platform.signalGroup(leader, signal)) single.push(...target.members);
+  }
+  if (single.length > 0) platform.signalProcesses(single, signal);
+}
+
+/**
+ * Sends one signal to planned targets. Wrappers that relay stop signals
+ * themselves (tsx) get it first, alone, and the rest only once their handler
+ * has run (bounded).
  */
 export async function deliver(platform: Platform, targets: Target[], signal: SignalName, relayers?: Relayers): Promise<void> {
   const first = relayers?.find(targets.flatMap(membersOf), signal) ?? [];
@@ -15,5 +33,5 @@ export async function deliver(platform: Platform, targets: Target[], signal: Sig
     const rest = new Set(targets.flatMap(membersOf).map((info) => info.pid).filter((pid) => !done.has(pid)));
     targets = restrictTargets(targets, rest);
   }
-  for (const target of targets) platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
+  send(platform, targets, signal);
 }

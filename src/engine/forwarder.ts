@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
-import { JOB_CONTROL_SIGNALS } from '../signals.js';
+import { send } from './deliver.js';
 import { describeTarget } from './format.js';
 import { describeTargets, restrictTargets, roots, type TargetMode } from './plan.js';
 import type { Pm2Manager, Pm2Route, Pm2Supervision } from './pm2.js';
@@ -13,7 +13,7 @@ const FRESH_MS = 50;
 /** What the supervisor knows that a forward needs, as it is now. */
 export interface ForwardFacts {
   /** The command's own group while it leads one and is unreaped; whether it is a pm2 manager (looked up once). */
-  readonly run: { readonly pgid: number | undefined; readonly exit?: object; readonly sent: Set<SignalName>; manager?: boolean };
+  readonly run: { readonly pgid: number | undefined; readonly sent: Set<SignalName>; manager?: boolean; unreaped(): boolean };
   readonly managers: Pm2Manager[];
   readonly ownPgid: number;
   /** gsup's own helpers (`pm2 kill`): never a target. */
@@ -32,6 +32,8 @@ export interface ForwardFacts {
  */
 export class Forwarder {
   private readonly pending = new Map<SignalName, number | undefined>();
+  /** Signals after whose delivery gsup stops itself (Ctrl+Z and its kin, rewritten or not). */
+  private readonly suspendAfter = new Set<SignalName>();
   private rootsVerdict = { at: -Infinity, possible: true };
 
   constructor(
@@ -44,7 +46,13 @@ export class Forwarder {
     private readonly suspendSelf?: () => void,
   ) {}
 
-  forward(signal: SignalName): void {
+  /** `suspend`: job control; once the signal is out (or none, if a rule dropped it), gsup stops itself too, so the shell sees the job stopped. */
+  forward(signal: SignalName | null, { suspend = false } = {}): void {
+    if (signal === null) {
+      if (suspend) this.suspendSelf?.();
+      return;
+    }
+    if (suspend) this.suspendAfter.add(signal);
     this.facts.run.sent.add(signal);
     let group = this.commandGroup(signal);
     // No such group yet (setsid -c has still to run) or any more: the look at the tree finds its members.
@@ -65,11 +73,10 @@ export class Forwarder {
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
       if (route) this.pm2?.announce(route, signal);
       if (targets.length > 0) {
-        for (const target of targets) this.platform.kill(target.kind === 'group' ? -target.pgid : target.process.pid, signal);
+        send(this.platform, targets, signal);
         this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
       } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
-      // Job control: once the signal is out, gsup stops itself too (the shell sees the job stopped).
-      if (signal === 'SIGSTOP' || JOB_CONTROL_SIGNALS.has(signal)) this.suspendSelf?.();
+      if (this.suspendAfter.delete(signal)) this.suspendSelf?.();
     }
   }
 
@@ -93,7 +100,7 @@ export class Forwarder {
    */
   private commandGroup(signal: SignalName): number | undefined {
     const run = this.facts.run;
-    if (run.pgid === undefined || run.exit || signal === 'SIGQUIT') return undefined;
+    if (run.pgid === undefined || !run.unreaped() || signal === 'SIGQUIT') return undefined;
     run.manager ??= this.pm2?.isManager(run.pgid) ?? false;
     return run.manager ? undefined : run.pgid;
   }

@@ -39,10 +39,18 @@ export interface ProbeContext {
 }
 
 const OUTPUT_KEPT = 200;
+// After the probe exits, its last words are read this long at most: a process it left may hold its output open.
+const OUTPUT_GRACE_MS = 100;
 
-/** `sh -c CMD` in a group of its own; at the timeout, or when it ends, that whole group is SIGKILLed. */
+/**
+ * `sh -c CMD` in a group of its own; the round ends at its exit (or the
+ * timeout), whatever it left holding its output. Its group is SIGKILLed at
+ * the timeout while sh is unreaped, and at sh's exit, in the callback that
+ * reaped it (members left in the group keep its id from being reused).
+ */
 function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abort: AbortSignal): Promise<ProbeResult> {
   return new Promise((done) => {
+    const startedAt = Date.now();
     const child = spawn('sh', ['-c', cmd], { cwd: context.cwd, env: context.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT));
@@ -50,30 +58,40 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
     child.stderr!.on('data', keep);
     const pid = child.pid;
     if (pid !== undefined) context.spawned(pid);
-    let verdict: ProbeResult | undefined;
-    // Never leave a process behind: whatever the command started in its group goes with it.
+    let exited = false;
     const killGroup = () => pid !== undefined && context.platform.kill(-pid, 'SIGKILL');
+    let drain: NodeJS.Timeout | undefined;
+    let settled = false;
+    const settle = (result: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drain);
+      abort.removeEventListener('abort', onAbort);
+      child.stdout!.destroy();
+      child.stderr!.destroy();
+      if (pid !== undefined) context.ended(pid);
+      done(result);
+    };
     const timer = setTimeout(() => {
-      verdict = { ok: false, detail: `timed out after ${timeoutMs} ms` };
-      killGroup();
+      if (!exited) killGroup();
+      settle({ ok: false, detail: `timed out after ${timeoutMs} ms` });
     }, timeoutMs);
     const onAbort = () => {
-      verdict ??= { ok: false, detail: 'stopped' };
-      killGroup();
+      if (!exited) killGroup();
+      settle({ ok: false, detail: 'stopped' });
     };
     abort.addEventListener('abort', onAbort, { once: true });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      abort.removeEventListener('abort', onAbort);
-      done({ ok: false, detail: error.message });
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      abort.removeEventListener('abort', onAbort);
+    child.once('error', (error) => settle({ ok: false, detail: error.message }));
+    child.once('exit', (code, signal) => {
+      exited = true;
       killGroup();
-      if (pid !== undefined) context.ended(pid);
-      const last = output.trim().split('\n').pop() ?? '';
-      done(verdict ?? (code === 0 ? { ok: true, detail: 'exit 0' } : { ok: false, detail: `${signal ? `killed by ${signal}` : `exit ${code}`}${last ? `: ${last}` : ''}` }));
+      const verdict = (): ProbeResult => {
+        const last = output.trim().split('\n').pop() ?? '';
+        return code === 0 ? { ok: true, detail: 'exit 0' } : { ok: false, detail: `${signal ? `killed by ${signal}` : `exit ${code}`}${last ? `: ${last}` : ''}` };
+      };
+      child.once('close', () => settle(verdict()));
+      drain = setTimeout(() => settle(verdict()), Math.max(0, Math.min(OUTPUT_GRACE_MS, timeoutMs - (Date.now() - startedAt))));
     });
   });
 }

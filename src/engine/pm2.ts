@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
-import { restrictTargets, type Target } from './plan.js';
+import { processKey, restrictTargets, type Target } from './plan.js';
+import { readSmallRegularFile } from '../platform/small-file.js';
 import { executable, onPath } from '../platform/which.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
@@ -23,11 +24,30 @@ export interface Pm2Manager {
 
 const GOD_TITLE = /^PM2 v[\w.-]+: God Daemon \((.*)\)$/;
 const RUNTIME = /(^|[/\s])(pm2-runtime|pm2-docker)(\s|$)/;
+// The pm2 CLI (`pm2 start …`), run by node: it starts a God daemon when none runs.
+const CLI = /^(\S*\/)?(node\S*\s+(\S*\/)?)?pm2(\s|$)/;
+// A pid file larger than this is no pm2 pid file.
+const PID_FILE_MAX = 64;
+// The pm2 CLIs whose lives are remembered (the newest).
+const CLIS_KEPT = 32;
+
+/** When a pm2 CLI of the tree lived, in start-time units (`until` is Infinity while it lives). */
+interface CliLife {
+  pid: number;
+  startTime: number;
+  until: number;
+}
+
+/** Does this argv run the pm2 CLI (`pm2 …`, `node …/pm2 …`)? */
+export function runsPm2Cli(command: string, args: readonly string[]): boolean {
+  return CLI.test([command, ...args.slice(0, 1)].join(' '));
+}
 
 export class Pm2Supervision {
   private readonly warned = new Set<string>();
   private readonly verdicts = new Map<string, Pm2Manager | undefined>();
   private readonly announced = new Set<number>();
+  private readonly clis = new Map<string, CliLife>();
   private cliPath?: string | null;
 
   constructor(
@@ -35,7 +55,8 @@ export class Pm2Supervision {
     private readonly tree: ProcessTree,
     private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv,
-    private readonly ownStartTime: () => Promise<number>,
+    /** As PID 1 or subreaper every daemon of the tree descends from gsup: no pid file is trusted then. */
+    private readonly reaping: () => boolean,
     private readonly command: string,
     private readonly cwd: string,
   ) {}
@@ -47,9 +68,33 @@ export class Pm2Supervision {
   }
 
   /**
-   * The pm2 managers of the tree: found through `$PM2_HOME/pm2.pid` (adopted
-   * only if they started after gsup did) or among gsup's children and the
-   * session leaders of the tree (where a God daemon lands after `pm2 start`).
+   * Remembers when the tree's pm2 CLIs lived (a command line read once per
+   * new node process): a God daemon that started within one's life is the
+   * tree's, though it left it (no subreaper).
+   */
+  noteClis(snapshot: TreeSnapshot): void {
+    if (snapshot.left.length > 0) {
+      const now = this.platform.startTimeNow();
+      const left = new Set(snapshot.left);
+      for (const cli of this.clis.values()) if (cli.until === Infinity && left.has(cli.pid)) cli.until = now;
+    }
+    for (const info of snapshot.joined) {
+      if (info.name !== '' && !info.name.startsWith('node') && info.name !== 'pm2') continue;
+      if (CLI.test(this.platform.commandLine(info.pid))) this.cliLived(info, Infinity);
+    }
+  }
+
+  /** A pm2 CLI of the tree lived from its start until `until` (Infinity: it still lives). */
+  cliLived(info: ProcessInfo, until: number): void {
+    this.clis.set(processKey(info), { pid: info.pid, startTime: info.startTime, until });
+    for (const key of this.clis.keys()) if (this.clis.size > CLIS_KEPT) this.clis.delete(key);
+  }
+
+  /**
+   * The pm2 managers of the tree: among gsup's children and the session
+   * leaders of the tree (where a God daemon lands after `pm2 start`), or,
+   * without the subreaper, named by `$PM2_HOME/pm2.pid` and started while a
+   * pm2 CLI of the tree lived.
    */
   async find(snapshot: TreeSnapshot): Promise<Pm2Manager[]> {
     const found = new Map<number, Pm2Manager>();
@@ -111,12 +156,7 @@ export class Pm2Supervision {
 
   private async fromPidFile(members: Map<number, ProcessInfo>): Promise<Pm2Manager | undefined> {
     const home = this.homeFromEnv();
-    let pid: number;
-    try {
-      pid = Number(readFileSync(join(home, 'pm2.pid'), 'utf8').trim());
-    } catch {
-      return undefined;
-    }
+    const pid = Number(readSmallRegularFile(join(home, 'pm2.pid'), PID_FILE_MAX)?.trim() || NaN);
     if (!Number.isInteger(pid) || pid <= 0) return undefined;
     const member = members.get(pid);
     if (member) return this.classify(member, home);
@@ -124,21 +164,25 @@ export class Pm2Supervision {
     if (!isAlive(info)) return undefined;
     const manager = this.classify(info, home);
     if (!manager) return undefined;
-    const key = `${pid}:${info.startTime}`;
-    // An older daemon is shared with other work: never adopted, never signalled.
-    const foreign = info.startTime < (await this.ownStartTime()) || (this.platform.ownerMatches && !this.platform.ownerMatches(pid));
-    if (foreign) {
+    const why = this.notOurs(info);
+    if (why) {
+      const key = `${pid}:${info.startTime}`;
       if (!this.warned.has(key)) {
         this.warned.add(key);
-        this.logger.warn('pm2-not-adopted', `pm2 God daemon ${pid} (PM2_HOME ${home}) was running before gsup started: not adopted, never signalled`, {
-          pid,
-          home,
-        });
+        this.logger.info('pm2-not-ours', `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; never signalled`, { pid, home, reason: why });
       }
       return undefined;
     }
     this.tree.adopt(info);
     return manager;
+  }
+
+  /** Why a God daemon named by the pid file (and no member of the tree) is not the tree's; undefined when it is. */
+  private notOurs(info: ProcessInfo): string | undefined {
+    if (this.reaping()) return 'started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree)';
+    if (this.platform.ownerMatches && !this.platform.ownerMatches(info.pid)) return 'it belongs to another user';
+    for (const cli of this.clis.values()) if (cli.startTime <= info.startTime && info.startTime <= cli.until) return undefined;
+    return 'started outside the tree (no pm2 CLI of the tree was running when it started)';
   }
 
   /**

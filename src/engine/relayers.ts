@@ -49,7 +49,7 @@ export class Relayers {
 
   /** Signals the relayers, and waits (bounded) until each has run its handler. */
   async signalFirst(relayers: ProcessInfo[], signal: SignalName): Promise<void> {
-    for (const info of relayers) this.platform.kill(info.pid, signal);
+    this.platform.signalProcesses(relayers, signal);
     const deadline = Date.now() + HANDLER_WAIT_MS;
     while (relayers.some((info) => this.platform.signalPending!(info.pid, signal)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 1));

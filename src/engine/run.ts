@@ -18,6 +18,8 @@ export interface CommandRun {
   sent: Set<SignalName>;
   /** Whether the command is itself a pm2 manager (looked up once, at the first forward). */
   manager?: boolean;
+  /** Its pid (and group id) still names it: Node has not reaped it. The only number gsup signals without a pidfd. */
+  unreaped(): boolean;
 }
 
 /**
@@ -44,7 +46,7 @@ export function spawnRun(
     env: options.env,
     cwd: options.cwd,
   });
-  return {
+  const run: CommandRun = {
     id,
     pid: spawned.pid,
     // setsid() (Node's or setsid -c's): the command leads its own session and group.
@@ -53,5 +55,7 @@ export function spawnRun(
     args,
     startedAt: Date.now(),
     sent: new Set(),
+    unreaped: () => spawned.pid !== undefined && run.exit === undefined && !(spawned.reaped?.() ?? false),
   };
+  return run;
 }

@@ -25,6 +25,8 @@ export interface SpawnedCommand {
   exited: Promise<CommandExit>;
   stdout: Readable | null;
   stderr: Readable | null;
+  /** Has the child been reaped (its pid free for reuse)? True from the moment Node took its status, before `exited` settles. */
+  reaped?: () => boolean;
 }
 
 export type SpawnFunction = (command: string, args: string[], options: SpawnOptions) => SpawnedCommand;
@@ -42,6 +44,8 @@ export const nodeSpawn: SpawnFunction = (command, args, options) => {
     cwd: options.cwd,
     windowsHide: true,
   });
+  let reaped = false;
+  child.once('exit', () => (reaped = true));
   const exited = new Promise<CommandExit>((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
       // An error after a successful spawn (a failed kill) is not the end of the command.
@@ -49,7 +53,7 @@ export const nodeSpawn: SpawnFunction = (command, args, options) => {
     });
     child.once('exit', (code, signal) => resolve({ code, signal: signal as SignalName | null }));
   });
-  return { pid: child.pid, exited, stdout: child.stdout, stderr: child.stderr };
+  return { pid: child.pid, exited, stdout: child.stdout, stderr: child.stderr, reaped: () => reaped };
 };
 
 /**

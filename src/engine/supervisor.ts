@@ -3,13 +3,13 @@ import { resolveConfig, type SupervisorConfig } from '../config.js';
 import { Logger, silentLogger } from '../log.js';
 import { currentPlatform, isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
 import { JOB_CONTROL_SIGNALS, STOP_SIGNALS, signalNumber } from '../signals.js';
-import { deliver } from './deliver.js';
+import { deliver, send } from './deliver.js';
 import { exitStatus, spawnErrorMessage, EXIT_INTERNAL } from './exit-status.js';
 import { onExitAction } from './on-exit.js';
 import { describeExit, describeTarget, formatDuration } from './format.js';
 import { Forwarder } from './forwarder.js';
 import { describeTargets, membersOf, units, type Target } from './plan.js';
-import { Pm2Supervision, type Pm2Manager } from './pm2.js';
+import { Pm2Supervision, runsPm2Cli, type Pm2Manager } from './pm2.js';
 import { StopRecord, type StopCause } from './stop.js';
 import { EventQueue, stopFirst, type EngineEvent, type TimerName } from './queue.js';
 import { spawnRun, type CommandRun } from './run.js';
@@ -144,8 +144,7 @@ class Supervisor {
     this.reaper = new Reaper(this.platform, this.nodeChildren, this.logger);
     this.restartPolicy = new RestartPolicy(this.config.restart, this.config.maxRestarts, this.config.restartDelay);
     if (this.config.pm2) {
-      const ownStart = async () => (await this.platform.processInfo(process.pid))?.startTime ?? 0;
-      this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, ownStart, command, this.cwd ?? '/');
+      this.pm2 = new Pm2Supervision(this.platform, this.tree, this.logger, options.env ?? process.env, () => this.reaping, command, this.cwd ?? '/');
     }
     const supervisor = this;
     this.forwarder = new Forwarder(
@@ -351,6 +350,8 @@ class Supervisor {
     if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return; // raised by our own write to a closed stderr
     if (this.ownSignals.size > 0 && this.takeOwn(received)) return; // the pipe probe; the terminal given up
     const signal = this.rewrite(received);
+    // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own suspension (dumb-init's way).
+    if (JOB_CONTROL_SIGNALS.has(received)) return this.forwarder.forward(signal, { suspend: true });
     if (signal === null) {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
       return;
@@ -482,7 +483,7 @@ class Supervisor {
     stop.killStartedAt = Date.now();
     // The command's group at once, before any look (its id cannot be reused while the command is unreaped).
     const run = this.run;
-    if (run.pgid !== undefined && !run.exit) {
+    if (run.pgid !== undefined && run.unreaped()) {
       const members = this.scans.latest?.alive.filter((info) => info.pgid === run.pgid) ?? [];
       stop.killing(members, (pid) => this.platform.commandLine(pid));
       this.platform.kill(-run.pgid, 'SIGKILL');
@@ -504,8 +505,8 @@ class Supervisor {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
     } else {
       // Whole groups first (one kill reaches every member, new forks included), then each process.
-      for (const target of units(snapshot, this.ownPgid)) if (target.kind === 'group') this.platform.kill(-target.pgid, 'SIGKILL');
-      for (const info of snapshot.alive) this.platform.kill(info.pid, 'SIGKILL');
+      send(this.platform, units(snapshot, this.ownPgid).filter((target) => target.kind === 'group'), 'SIGKILL');
+      this.platform.signalProcesses(snapshot.alive, 'SIGKILL');
     }
     this.scans.request(1);
   }
@@ -544,6 +545,9 @@ class Supervisor {
     if (runId !== run.id) return;
     run.exit = exit;
     if (run.pid !== undefined) this.nodeChildren.delete(run.pid);
+    // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
+    const command = this.tree.commandInfo;
+    if (this.pm2 && command && runsPm2Cli(this.command, run.args)) this.pm2.cliLived(command, this.platform.startTimeNow());
     if (exit.errorCode !== undefined) return this.finish();
     this.logger.info('command-exit', `pid ${run.pid} left the tree: the command exited (${describeExit(exit)})`, { pid: run.pid, code: exit.code, signal: exit.signal });
     if (this.phase === 'ending') return this.finish();
@@ -614,6 +618,7 @@ class Supervisor {
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
     this.logChanges(snapshot);
+    this.pm2?.noteClis(snapshot);
     if (this.pm2 && (snapshot.joined.length > 0 || this.phase === 'exited' || this.managers.length > 0)) {
       this.managers = await this.pm2.find(snapshot);
       // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): look again with it.
@@ -691,18 +696,14 @@ class Supervisor {
   // ── health checks ──────────────────────────────────────────────────────
 
   private healthChecks(config: HealthConfig): HealthChecks {
-    // The last probe's group was SIGKILLed when it ended: left out of the looks until the next probe, while it dies.
-    let lastGroup: number | undefined;
     const context = {
       platform: this.platform,
       cwd: this.cwd ?? '/',
       env: this.options.env ?? process.env,
       // A probe command is Node's child (libuv reaps it), and its group no part of the tree.
       spawned: (pid: number) => {
-        if (lastGroup !== undefined) this.tree.unignoreGroup(lastGroup);
-        lastGroup = pid;
         this.nodeChildren.add(pid);
-        this.tree.ignoreGroup(pid);
+        this.tree.ignoreProbe(pid);
       },
       ended: (pid: number) => this.nodeChildren.delete(pid),
     };

@@ -25,14 +25,19 @@ export class ProcessTree {
   /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
   private readonly known = new Map<number, number>();
   private command?: ProcessInfo;
-  /** Process groups of gsup's own probes (health commands): never part of the tree. */
-  private readonly ignoredGroups = new Set<number>();
+  /** gsup's own probes (health commands), each the leader of its group: never part of the tree while that group lives. */
+  private readonly probes = new Set<number>();
   private last: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly platform: Platform,
     private readonly rootPid: number = process.pid,
   ) {}
+
+  /** The command's process as first seen (its start time names it). */
+  get commandInfo(): ProcessInfo | undefined {
+    return this.command;
+  }
 
   /** The command's own process, once spawned: its session is part of the tree (read before the next look). */
   setCommand(pid: number): void {
@@ -50,14 +55,13 @@ export class ProcessTree {
     }
   }
 
-  /** A probe's process group: left out of every look while it lives. */
-  ignoreGroup(pgid: number): void {
-    this.ignoredGroups.add(pgid);
-  }
-
-  /** The probe's group is gone (SIGKILLed after it ended): its id may be reused. */
-  unignoreGroup(pgid: number): void {
-    this.ignoredGroups.delete(pgid);
+  /**
+   * A probe (Node's child, leading a group of its own): it and its group are
+   * left out of the looks until both are gone; from then on the id may name
+   * a group of the tree.
+   */
+  ignoreProbe(pid: number): void {
+    this.probes.add(pid);
   }
 
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
@@ -86,13 +90,16 @@ export class ProcessTree {
       push(groups, info.pgid, info);
     }
 
+    for (const pid of this.probes) if (!byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
+
     const roots: ProcessInfo[] = [...(children.get(this.rootPid) ?? [])];
     for (const [pid, startTime] of this.known) {
       const info = byPid.get(pid);
       if (info && info.startTime === startTime) roots.push(info);
     }
     const command = this.command;
-    if (command && command.sid === command.pid && command.sid > 0) {
+    // The session id counts only while its leader is the command seen (alive or unreaped): after that the number names nothing.
+    if (command && command.sid === command.pid && command.sid > 0 && byPid.get(command.pid)?.startTime === command.startTime) {
       // A process that double-forked out of the command's ancestry but not
       // out of its session (no setsid) is still the command's.
       for (const info of all) {
@@ -105,7 +112,7 @@ export class ProcessTree {
     const queue = roots;
     while (queue.length > 0) {
       const info = queue.pop()!;
-      if (seen.has(info.pid) || this.ignoredGroups.has(info.pgid)) continue;
+      if (seen.has(info.pid) || this.probes.has(info.pgid) || this.probes.has(info.pid)) continue;
       seen.add(info.pid);
       members.push(info);
       const below = children.get(info.pid);

@@ -6,7 +6,7 @@ import type { SignalName } from '../platform/index.js';
 import { DEFAULT_CONFIG } from '../config.js';
 import type { HealthConfig } from '../engine/health.js';
 import { parseDuration } from './duration.js';
-import { UsageError } from './errors.js';
+import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseRewrite } from './signals.js';
 
@@ -34,17 +34,17 @@ export type CliRequest = { kind: 'run'; options: CliOptions } | { kind: 'done' }
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new UsageError(`invalid value "${value}" for ${what}: expected ${allowed.join(', ')}`);
+  throw new UsageError(`invalid value ${quoted(value)} for ${what}: expected ${allowed.join(', ')}`);
 }
 
 function count(text: string, what: string): number {
   if (/^\d+$/.test(text.trim())) return Number(text);
-  throw new UsageError(`invalid number "${text}" for ${what}: expected a whole number`);
+  throw new UsageError(`invalid number ${quoted(text)} for ${what}: expected a whole number`);
 }
 
 function exitCode(text: string, what: string): number {
   if (/^\d+$/.test(text.trim()) && Number(text) <= 255) return Number(text);
-  throw new UsageError(`invalid exit code "${text}" for ${what}: expected 0-255`);
+  throw new UsageError(`invalid exit code ${quoted(text)} for ${what}: expected 0-255`);
 }
 
 /** A 0/1 variable that is on unless set to 0 (or false/no/off). */
@@ -53,7 +53,7 @@ function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean {
   if (value === undefined || value === '') return true;
   if (/^(1|true|yes|on)$/i.test(value)) return true;
   if (/^(0|false|no|off)$/i.test(value)) return false;
-  throw new UsageError(`invalid value "${value}" for ${name}: expected 0 or 1`);
+  throw new UsageError(`invalid value ${quoted(value)} for ${name}: expected 0 or 1`);
 }
 
 function list(text: string): string[] {
@@ -61,6 +61,17 @@ function list(text: string): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
+}
+
+/** An http(s) URL the probe can GET, checked now (not 30 s later, when the first probe would fail). */
+function checkUrl(text: string, what: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`invalid URL ${quoted(text)} for ${what}: expected http://host[:port]/path`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`invalid URL ${quoted(text)} for ${what}: only http:// and https:// are probed`);
 }
 
 type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
@@ -74,7 +85,7 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   const positive = (given: [string, string] | undefined, parse: (text: string, what: string) => number, fallback: number, zeroOk = false) => {
     if (!given) return fallback;
     const value = parse(...given);
-    if (value === 0 && !zeroOk) throw new UsageError(`invalid value "${given[0]}" for ${given[1]}: must be above 0`);
+    if (value === 0 && !zeroOk) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
     return value;
   };
   const intervalMs = positive(pick('healthInterval', '--health-interval', 'GSUP_HEALTH_INTERVAL'), parseDuration, 30_000);
@@ -82,7 +93,10 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   const startPeriodMs = positive(pick('healthStartPeriod', '--health-start-period', 'GSUP_HEALTH_START_PERIOD'), parseDuration, 0, true);
   const maxAgeMs = positive(pick('healthMaxAge', '--health-max-age', 'GSUP_HEALTH_MAX_AGE'), parseDuration, 2 * intervalMs);
   const retries = positive(pick('healthRetries', '--health-retries', 'GSUP_HEALTH_RETRIES'), count, 3);
-  if (url && !/^https?:\/\/[^/]/.test(url[0])) throw new UsageError(`invalid URL "${url[0]}" for ${url[1]}: expected http://… or https://…`);
+  for (const given of [cmd, url, file]) {
+    if (given && given[0].trim() === '') throw new UsageError(`empty value for ${given[1]}: a probe needs something to run or read`);
+  }
+  if (url) checkUrl(...url);
   if (!cmd && !url && !file) return undefined;
   return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, maxAgeMs, retries };
 }
@@ -137,7 +151,7 @@ export async function parseCommandLine(
   if (flags.quiet) verbosity = -1;
   else if (flags.verbose !== undefined) verbosity = Math.min(flags.verbose, 2);
   else if (env.GSUP_VERBOSE) {
-    if (!/^[0-2]$/.test(env.GSUP_VERBOSE)) throw new UsageError(`invalid value "${env.GSUP_VERBOSE}" for GSUP_VERBOSE: expected 0, 1 or 2`);
+    if (!/^[0-2]$/.test(env.GSUP_VERBOSE)) throw new UsageError(`invalid value ${quoted(env.GSUP_VERBOSE)} for GSUP_VERBOSE: expected 0, 1 or 2`);
     verbosity = Number(env.GSUP_VERBOSE);
   }
 
@@ -161,5 +175,6 @@ export async function parseCommandLine(
 
   const [command, ...args] = commandLine;
   if (command === undefined) throw new UsageError(`no command given (usage: gsup ${USAGE})`);
+  if (command.trim() === '') throw new UsageError('the command is empty: nothing to run');
   return { kind: 'run', options: { ...options, command, args } };
 }

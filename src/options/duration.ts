@@ -1,4 +1,4 @@
-import { UsageError } from './errors.js';
+import { quoted, UsageError } from './errors.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
 
@@ -9,9 +9,9 @@ const MAX_MS = 2 ** 31 - 1;
 export function parseDuration(text: string, what: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
   if (!match) {
-    throw new UsageError(`invalid duration "${text}" for ${what}: use e.g. 500ms, 10s, 2m or a number of milliseconds`);
+    throw new UsageError(`invalid duration ${quoted(text)} for ${what}: use e.g. 500ms, 10s, 2m or a number of milliseconds`);
   }
   const ms = Math.round(Number(match[1]) * UNITS[match[2] ?? 'ms']);
-  if (ms > MAX_MS) throw new UsageError(`invalid duration "${text}" for ${what}: at most ${MAX_MS} ms (about 24.8 days)`);
+  if (ms > MAX_MS) throw new UsageError(`invalid duration ${quoted(text)} for ${what}: at most ${MAX_MS} ms (about 24.8 days)`);
   return ms;
 }

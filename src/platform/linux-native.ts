@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ReapedChild, ReapResult } from './types.js';
 
 // prctl(2) and waitpid(2) through koffi: Node has neither, and a compiled
@@ -13,8 +15,20 @@ interface Libc {
   ioctl: (fd: number, request: number, value: number[]) => number;
   waitpid: (pid: number, status: number[], options: number) => number;
   waitid: (idtype: number, id: number, info: Buffer, options: number) => number;
+  pidfdOpen: (number: number, pid: number, flags: number) => number;
+  pidfdSendSignal: (number: number, pidfd: number, signal: number, info: null, flags: number) => number;
+  close: (fd: number) => number;
   errno: () => number;
 }
+
+// pidfd_open(2) and pidfd_send_signal(2): the same numbers on every architecture.
+const SYS_PIDFD_OPEN = 434;
+const SYS_PIDFD_SEND_SIGNAL = 424;
+// Linux 6.9: the signal goes to the process group of the pidfd's process.
+const PIDFD_SIGNAL_PROCESS_GROUP = 4;
+const ESRCH = 3;
+const EINVAL = 22;
+const ENOSYS = 38;
 
 const P_ALL = 0;
 const WEXITED = 4;
@@ -33,15 +47,22 @@ const LIBC_NAMES = ['libc.so.6', null];
 /**
  * koffi's prebuilt binary, loaded straight away: koffi's own loader (which
  * finds the same binary, then wraps a few deprecated functions) costs about
- * 10 ms of gsup's start-up. Anything unusual (musl, a nested install) goes
- * through the loader.
+ * 10 ms of gsup's start-up. Only from where npm puts it for gsup: gsup's own
+ * node_modules, or the node_modules gsup itself is installed in; never a
+ * path beside a clone (/tmp/@koromix/…: anyone may write there). Anything
+ * else (musl, a nested install) goes through Node's module resolution.
  */
 function loadKoffi(): typeof import('koffi') {
   const require = createRequire(import.meta.url);
   const binary = `@koromix/koffi-${process.platform}-${process.arch}/${process.platform}_${process.arch}/koffi.node`;
-  // Where npm puts it: gsup's own node_modules (a clone, a global install), or
-  // beside gsup (a dependency, hoisted). Tried by path: resolution costs more.
-  for (const path of [`../node_modules/${binary}`, `../../${binary}`]) {
+  // This file is dist/cli.cjs (or dist/index.js) of the package: its folder's parent is gsup's.
+  const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
+  const places = [join(packageDir, 'node_modules', binary)];
+  const parent = dirname(packageDir);
+  // Installed as a dependency: node_modules/gsup or node_modules/@scope/gsup.
+  const installedIn = basename(parent) === 'node_modules' ? parent : basename(dirname(parent)) === 'node_modules' && basename(parent).startsWith('@') ? dirname(parent) : undefined;
+  if (installedIn) places.push(join(installedIn, binary));
+  for (const path of places) {
     try {
       const native = require(path);
       if (typeof native.load === 'function' && typeof native.errno === 'function') return native;
@@ -78,6 +99,10 @@ function load(): Libc | undefined {
       waitid: library.func('int waitid(int, int, void *, int)'),
       fcntl: library.func('int fcntl(int, int, int)'),
       ioctl: library.func('int ioctl(int, unsigned long, _Out_ int *)'),
+      // syscall(2) is variadic; these fixed prototypes pass the same registers on Linux's ABIs, without koffi's per-call variadic cost.
+      pidfdOpen: library.func('syscall', 'long', ['long', 'int', 'unsigned int']),
+      pidfdSendSignal: library.func('syscall', 'long', ['long', 'int', 'int', 'void *', 'unsigned int']),
+      close: library.func('int close(int)'),
       errno: () => koffi.errno(),
     };
   } catch (error) {
@@ -97,6 +122,43 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
   return undefined;
 }
 
+
+/** A pidfd: a handle on one process that no later process can take over (pids are reused, pidfds are not). */
+export type Pidfd = number;
+
+let pidfdsMissing = false;
+
+/**
+ * pidfd_open(pid): a handle on the process that has this pid now; -1 when
+ * there is none (gone), undefined where pidfds are not available (no koffi,
+ * Linux before 5.3): then the caller falls back to kill(2) after a look.
+ */
+export function openPidfd(pid: number): Pidfd | -1 | undefined {
+  if (pidfdsMissing) return undefined;
+  const native = load();
+  if (!native) return undefined;
+  const fd = native.pidfdOpen(SYS_PIDFD_OPEN, pid, 0);
+  if (fd >= 0) return fd;
+  const errno = native.errno();
+  if (errno === ESRCH || errno === EINVAL) return -1;
+  if (errno === ENOSYS) pidfdsMissing = true;
+  return undefined;
+}
+
+/** pidfd_send_signal: to that process, or (`group`) to the group it belongs to. False when it is gone. */
+export function signalPidfd(pidfd: Pidfd, signal: number, group: boolean): boolean {
+  const native = load()!;
+  if (native.pidfdSendSignal(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, null, group ? PIDFD_SIGNAL_PROCESS_GROUP : 0) === 0) return true;
+  if (group && native.errno() === EINVAL) throw new GroupSignalUnsupported();
+  return false;
+}
+
+/** The kernel predates PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9). */
+export class GroupSignalUnsupported extends Error {}
+
+export function closePidfd(pidfd: Pidfd): void {
+  load()!.close(pidfd);
+}
 
 const F_SETPIPE_SZ = 1031;
 const FIONREAD = 0x541b;

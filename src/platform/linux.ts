@@ -1,10 +1,22 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { constants } from 'node:os';
-import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies, releaseTerminal, widenSignalPipe } from './linux-native.js';
+import { constants, uptime } from 'node:os';
+import {
+  adoptOrphans,
+  closePidfd,
+  GroupSignalUnsupported,
+  hasChildren,
+  openPidfd,
+  ownChildren,
+  reapOne,
+  reapZombies,
+  releaseTerminal,
+  signalPidfd,
+  widenSignalPipe,
+} from './linux-native.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
-import type { Platform, ProcessInfo } from './types.js';
+import { isAlive, type Platform, type ProcessInfo, type SignalName } from './types.js';
 
 // One buffer for every read: a /proc scan of thousands of processes must not
 // allocate a Buffer per file (readFileSync also adds an fstat and a second read).
@@ -64,6 +76,37 @@ function readInfo(pid: number): ProcessInfo | undefined {
   return text === undefined ? undefined : parseStat(pid, text);
 }
 
+/** Is the process at `seen.pid` now the one seen (same start time), alive, and (for a group) still its leader? */
+function stillThere(seen: ProcessInfo, group: boolean): boolean {
+  const now = readInfo(seen.pid);
+  return isAlive(now) && now.startTime === seen.startTime && (!group || now.pgid === seen.pid);
+}
+
+let groupFlagMissing = false;
+
+/**
+ * One signal through the process's identity: a pidfd opened first, then the
+ * start time checked (if the pid now names the process seen, the pidfd is
+ * its, and no later process can take it over); without pidfds, the start
+ * time re-read immediately before kill(2). `group`: to the group it leads.
+ */
+function signalIdentity(seen: ProcessInfo, signal: SignalName, group: boolean): boolean {
+  const pidfd = openPidfd(seen.pid);
+  if (pidfd === -1) return false;
+  if (pidfd === undefined) return stillThere(seen, group) && sendSignal(group ? -seen.pid : seen.pid, signal);
+  try {
+    if (!stillThere(seen, group)) return false;
+    if (group && groupFlagMissing) return sendSignal(-seen.pid, signal); // the leader is held and checked: its group id is its
+    return signalPidfd(pidfd, constants.signals[signal], group);
+  } catch (error) {
+    if (!(error instanceof GroupSignalUnsupported)) throw error;
+    groupFlagMissing = true;
+    return sendSignal(-seen.pid, signal);
+  } finally {
+    closePidfd(pidfd);
+  }
+}
+
 export const linuxPlatform: Platform = {
   spawnWithExeca: false,
   canSignal: true,
@@ -85,6 +128,10 @@ export const linuxPlatform: Platform = {
   },
   async processInfo(pid) {
     return readInfo(pid);
+  },
+  startTimeNow() {
+    // Start times are in clock ticks since boot; USER_HZ is 100 on every Linux.
+    return Math.ceil(uptime() * 100);
   },
   commandLine(pid) {
     const text = readSmallFile(`/proc/${pid}/cmdline`);
@@ -124,6 +171,14 @@ export const linuxPlatform: Platform = {
     return [setsid, '-c'];
   },
   kill: sendSignal,
+  signalProcesses(processes, signal) {
+    let reached = 0;
+    for (const info of processes) if (signalIdentity(info, signal, false)) reached++;
+    return reached;
+  },
+  signalGroup(leader, signal) {
+    return leader.pgid === leader.pid && signalIdentity(leader, signal, true);
+  },
   watchChildren: watchSigchld,
   adoptOrphans,
   reapOne,

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { sendSignal, watchSigchld } from './signal.js';
-import type { Platform, ProcessInfo } from './types.js';
+import { isAlive, type Platform, type ProcessInfo, type SignalName } from './types.js';
 
 // Where there is no /proc (macOS, the BSDs): one `ps` spawn per snapshot.
 // pidtree would give pid and ppid only; the engine also needs the process
@@ -44,6 +44,39 @@ export function parsePsLine(line: string): ProcessInfo | undefined {
 
 const columns = ['-o', 'pid=,ppid=,pgid=,stat=,lstart='];
 
+/**
+ * No pidfds here: the processes as they are now (one `ps` for the whole
+ * batch, read immediately before the kills), so a pid that died and was
+ * reused since the look (another start time) is not signalled.
+ */
+function stillThere(processes: readonly ProcessInfo[]): Map<number, ProcessInfo> {
+  const args = ['-p', processes.map((info) => info.pid).join(','), ...columns];
+  let output = '';
+  try {
+    output = execFileSync('ps', args, { encoding: 'latin1', env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch (error) {
+    output = String((error as { stdout?: string }).stdout ?? ''); // exit 1: some are gone
+  }
+  const now = new Map<number, ProcessInfo>();
+  for (const line of output.split('\n')) {
+    const info = parsePsLine(line);
+    if (info && isAlive(info)) now.set(info.pid, info);
+  }
+  return now;
+}
+
+function signalChecked(seen: readonly ProcessInfo[], signal: SignalName, group: boolean): number {
+  if (seen.length === 0) return 0;
+  const now = stillThere(seen);
+  let reached = 0;
+  for (const info of seen) {
+    const current = now.get(info.pid);
+    if (!current || current.startTime !== info.startTime || (group && current.pgid !== info.pid)) continue;
+    if (sendSignal(group ? -info.pid : info.pid, signal)) reached++;
+  }
+  return reached;
+}
+
 export const posixPlatform: Platform = {
   spawnWithExeca: false,
   canSignal: true,
@@ -53,9 +86,18 @@ export const posixPlatform: Platform = {
   async processInfo(pid) {
     return (await runPs(['-p', String(pid), ...columns]))[0];
   },
+  startTimeNow() {
+    return Date.now(); // start times are ps's lstart, parsed to epoch milliseconds
+  },
   commandLine() {
     return ''; // would cost a spawn per pid; the summary shows the pid alone
   },
   kill: sendSignal,
+  signalProcesses(processes, signal) {
+    return signalChecked(processes, signal, false);
+  },
+  signalGroup(leader, signal) {
+    return leader.pgid === leader.pid && signalChecked([leader], signal, true) > 0;
+  },
   watchChildren: watchSigchld,
 };

@@ -49,10 +49,28 @@ export interface Platform {
   listProcesses(): Promise<ProcessInfo[]>;
   /** The current facts of one pid, or undefined when there is no such process. */
   processInfo(pid: number): Promise<ProcessInfo | undefined>;
+  /** The time now, in the unit of `ProcessInfo.startTime`: to place a process's start within another's life. */
+  startTimeNow(): number;
   /** Command line of a pid for log lines; '' when unknown. */
   commandLine(pid: number): string;
-  /** kill(2): a negative pid signals a process group. Returns false when the target is gone. */
+  /**
+   * kill(2) by number: a negative pid signals a process group. Only for what
+   * no number can betray: gsup itself, and its unreaped child (or that
+   * child's group). Returns false when the target is gone.
+   */
   kill(pid: number, signal: SignalName): boolean;
+  /**
+   * Signals each process only if it is still the one seen (same pid and start
+   * time, not a zombie), through an identity that cannot be reused (Linux: a
+   * pidfd, checked after it is opened); returns how many it reached.
+   */
+  signalProcesses(processes: readonly ProcessInfo[], signal: SignalName): number;
+  /**
+   * Signals the process group `leader` leads, only while that leader is alive,
+   * still the one seen, and still leads it. False when it is not (signal the
+   * members one by one then).
+   */
+  signalGroup(leader: ProcessInfo, signal: SignalName): boolean;
   /**
    * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
    * wait for the tree can look again at once. Returns the unsubscribe.

@@ -15,10 +15,20 @@ export const windowsPlatform: Platform = {
   async processInfo(pid) {
     return (await this.listProcesses()).find((info) => info.pid === pid);
   },
+  startTimeNow() {
+    return Date.now();
+  },
   commandLine() {
     return '';
   },
   kill: sendSignal,
+  // No signals and no start times here (tree-kill does the stop): by pid, best effort.
+  signalProcesses(processes, signal) {
+    return processes.filter((info) => sendSignal(info.pid, signal)).length;
+  },
+  signalGroup(leader, signal) {
+    return sendSignal(leader.pid, signal);
+  },
   watchChildren: () => () => {},
   async killTree(pid) {
     const { default: treeKill } = await import('tree-kill');

@@ -27,6 +27,11 @@ export class FakePlatform implements Platform {
     const info = this.processes.get(pid);
     return info && { ...info };
   }
+  /** The clock start times are read against (the fake start times are 1000 + pid). */
+  now = 1_000_000;
+  startTimeNow() {
+    return this.now;
+  }
   readonly commandLines = new Map<number, string>();
   handOverTerminal?: Platform['handOverTerminal'];
   signalPending?: (pid: number, signal: SignalName) => boolean;
@@ -38,6 +43,26 @@ export class FakePlatform implements Platform {
     const hit = pid < 0 ? [...this.processes.values()].filter((info) => info.pgid === -pid) : [this.processes.get(pid)].filter(Boolean);
     for (const info of hit) this.onSignal(info as ProcessInfo, signal);
     return hit.length > 0;
+  }
+
+  /** Is `seen` still the process in the table: same start time, not a zombie (what a pidfd check finds)? */
+  private same(seen: ProcessInfo): boolean {
+    const now = this.processes.get(seen.pid);
+    return now !== undefined && now.startTime === seen.startTime && now.state !== 'Z';
+  }
+  /** Signals that did not go out because the pid named another process (or none) by then. */
+  readonly refused: Array<{ pid: number; signal: SignalName }> = [];
+  signalProcesses(processes: readonly ProcessInfo[], signal: SignalName) {
+    let reached = 0;
+    for (const info of processes) {
+      if (this.same(info)) reached += this.kill(info.pid, signal) ? 1 : 0;
+      else this.refused.push({ pid: info.pid, signal });
+    }
+    return reached;
+  }
+  signalGroup(leader: ProcessInfo, signal: SignalName) {
+    if (leader.pgid !== leader.pid || !this.same(leader) || this.processes.get(leader.pid)!.pgid !== leader.pid) return false;
+    return this.kill(-leader.pid, signal);
   }
 
   /** SIGCHLD: the engine's listener, fired by `sigchld()`. */

@@ -181,7 +181,8 @@ describe('the loop, phase by phase', () => {
     platform.processes.get(501)!.ppid = GSUP; // reparented
     commands[0].finish({ code: 3, signal: null });
     await advance(100);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    // The group's leader (the command) is gone: its id names nothing any more, so the member gets it by its own identity.
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
     expect((await handle.exited).exitCode).toBe(3);
   });
 
@@ -258,19 +259,20 @@ describe('the loop, phase by phase', () => {
     platform.processes.delete(500);
     platform.processes.get(501)!.ppid = GSUP;
     commands[0].finish({ code: 1, signal: null });
-    await advance(50); // the leftover (ignoring SIGTERM) is being stopped before the restart
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    // The leftover (ignoring SIGTERM) is being stopped before the restart: by pid, its group's leader (the command) being gone.
+    await advance(50);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500, -500]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501, 501]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
+    expect(killsOf(platform, 'SIGKILL')).toContain(501);
     expect((await handle.exited).exitCode).toBe(1);
     expect(commands).toHaveLength(1);
   });

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
 import { linuxPlatform, parseStat } from '../../src/platform/linux.js';
-import { parsePsLine } from '../../src/platform/posix.js';
-import { isAlive } from '../../src/platform/index.js';
+import { parsePsLine, posixPlatform } from '../../src/platform/posix.js';
+import { isAlive, type ProcessInfo } from '../../src/platform/index.js';
+import { waitFor } from '../helpers/proc.js';
 
 describe('/proc/PID/stat', () => {
   it('reads state, ppid, pgid, session and start time, whatever the command name holds', () => {
@@ -29,5 +31,53 @@ describe('ps output', () => {
     expect(parsePsLine('  123   1   123 Ss   Sun Nov 22 12:00:01 2026')).toMatchObject({ pid: 123, ppid: 1, pgid: 123, state: 'S' });
     expect(parsePsLine('  124 123   123 Z+   Sun Nov 22 12:00:02 2026')?.state).toBe('Z');
     expect(parsePsLine('garbage')).toBeUndefined();
+  });
+});
+
+describe.each([
+  ['linux (pidfd)', linuxPlatform],
+  ['posix (ps, start time re-read)', posixPlatform],
+])('process identity, %s: a signal reaches the process seen, never another with its number', (_name, platform) => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+
+  /** A real process in a group of its own that prints each signal it gets. */
+  async function target(): Promise<{ info: ProcessInfo; signals: string[] }> {
+    const child = spawn(process.execPath, ['-e', "process.on('SIGUSR2', () => console.log('SIGUSR2')); console.log('ready'); setInterval(() => {}, 1000)"], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    children.push(child);
+    const signals: string[] = [];
+    let ready!: () => void;
+    const isReady = new Promise<void>((resolve) => (ready = resolve));
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+      for (const line of text.split('\n').filter(Boolean)) (line === 'ready' ? ready() : signals.push(line));
+    });
+    await isReady;
+    const info = (await platform.processInfo(child.pid!))!;
+    return { info, signals };
+  }
+
+  it('the same start time: signalled; another start time (a reused pid): not, and nothing reaches it', async () => {
+    const { info, signals } = await target();
+    expect(platform.signalProcesses([{ ...info, startTime: info.startTime + 1 }], 'SIGUSR2')).toBe(0);
+    expect(platform.signalGroup({ ...info, startTime: info.startTime + 1 }, 'SIGUSR2')).toBe(false);
+    expect(platform.signalProcesses([info], 'SIGUSR2')).toBe(1);
+    await waitFor(() => signals.length === 1, 'the signal to arrive');
+    expect(platform.signalGroup(info, 'SIGUSR2')).toBe(true);
+    await waitFor(() => signals.length === 2, 'the group signal to arrive');
+    expect(signals).toEqual(['SIGUSR2', 'SIGUSR2']);
+  });
+
+  it('a process that is gone (reaped): nothing is signalled', async () => {
+    const { info } = await target();
+    const child = children.pop()!;
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(platform.signalProcesses([info], 'SIGTERM')).toBe(0);
+    expect(platform.signalGroup(info, 'SIGTERM')).toBe(false);
   });
 });
