@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandExit, SpawnFunction } from '../../src/engine/spawn.js';
-import { supervise } from '../../src/engine/supervisor.js';
+import { supervise, type SuperviseOptions } from '../../src/engine/supervisor.js';
+import { Logger } from '../../src/log.js';
 import type { SignalName } from '../../src/platform/index.js';
 import { FakePlatform } from '../helpers/fake-platform.js';
 
@@ -82,16 +83,27 @@ describe('supervise (unit, injected spawn and platform)', () => {
     await handle.stop();
   });
 
-  it('job control: a -r rule replaces the SIGSTOP default; in child mode SIGTSTP is forwarded as it is', async () => {
-    for (const options of [{ rewrite: new Map<SignalName, SignalName>([['SIGTSTP', 'SIGUSR1']]) }, { target: 'child' as const }]) {
+  it('job control: a -r rule replaces the signal the command gets (even a stop signal, even nothing), never gsup’s own suspension; in child mode SIGTSTP is forwarded as it is', async () => {
+    const rules = (to: SignalName | null) => ({ rewrite: new Map<SignalName, SignalName | null>([['SIGTSTP', to]]) });
+    const cases: Array<[SuperviseOptions, SignalName[]]> = [
+      [rules('SIGUSR1'), ['SIGUSR1']],
+      [rules('SIGHUP'), ['SIGHUP']],
+      [rules('SIGTERM'), ['SIGTERM']], // forwarded as it is: no stop sequence, no kill timeout
+      [rules(null), []],
+      [{ target: 'child' }, ['SIGTSTP']],
+      [{}, ['SIGSTOP']],
+    ];
+    for (const [options, sent] of cases) {
       const { platform, spawn } = setup();
       let suspended = 0;
-      const handle = supervise('app', [], { platform, spawn, suspendSelf: () => suspended++, ...options });
+      const lines: string[] = [];
+      const logger = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
+      const handle = supervise('app', [], { platform, spawn, logger, suspendSelf: () => suspended++, ...options });
       handle.signal('SIGTSTP');
       await new Promise((resolve) => setTimeout(resolve, 20));
-      const sent = 'target' in options ? 'SIGTSTP' : 'SIGUSR1';
-      expect(platform.kills.filter((kill) => kill.signal !== 'SIGTERM').map((kill) => kill.signal)).toEqual([sent]);
-      expect(suspended).toBe(sent === 'SIGTSTP' ? 1 : 0);
+      expect(platform.kills.map((kill) => kill.signal)).toEqual(sent);
+      expect(suspended).toBe(1);
+      expect(lines.filter((line) => line.includes('stopping the tree'))).toEqual([]);
       await handle.stop();
     }
   });
