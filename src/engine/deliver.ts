@@ -21,17 +21,12 @@ export function send(platform: Platform, targets: readonly Target[], signal: Sig
 }
 
 /**
- * Sends one signal to planned targets. Wrappers that relay stop signals
- * themselves (tsx) get it first, alone, and the rest only once their handler
- * has run (bounded).
+ * A stop signal to planned targets: a relayer (tsx) whose child is a target
+ * is left out, so that its child gets the signal once, from gsup alone.
  */
-export async function deliver(platform: Platform, targets: Target[], signal: SignalName, relayers?: Relayers): Promise<void> {
-  const first = relayers?.find(targets.flatMap(membersOf), signal) ?? [];
-  if (first.length > 0) {
-    await relayers!.signalFirst(first, signal);
-    const done = new Set(first.map((info) => info.pid));
-    const rest = new Set(targets.flatMap(membersOf).map((info) => info.pid).filter((pid) => !done.has(pid)));
-    targets = restrictTargets(targets, rest);
-  }
+export function deliver(platform: Platform, targets: Target[], signal: SignalName, relayers?: Relayers): void {
+  const members = targets.flatMap(membersOf);
+  const skipped = new Set(relayers?.toSkip(members, signal).map((info) => info.pid));
+  if (skipped.size > 0) targets = restrictTargets(targets, new Set(members.map((info) => info.pid).filter((pid) => !skipped.has(pid))));
   send(platform, targets, signal);
 }

@@ -3,31 +3,31 @@ import { STOP_SIGNALS } from '../signals.js';
 
 /**
  * Wrappers that relay SIGINT/SIGTERM to their child themselves. tsx does, and
- * skips the relay only when its child tells it (over IPC, within 30 ms) that
- * it got the signal too; a child's word that arrives before tsx's own handler
- * has run is lost, and the child gets the signal twice. That happens when a
- * group signal wakes a whole chain at once on a busy machine. So a relayer
- * gets the stop signal first; once its handler has run, the others get it.
+ * skips the relay only when its child tells it (over IPC, within 30 ms of
+ * tsx's own handler) that it got the signal too: a race that a busy machine
+ * loses, and the child gets the signal twice. So a relayer whose child gets
+ * the signal from gsup gets none itself: the child gets it once, and tsx,
+ * never signalled, has nothing to relay (it exits when its child does).
  */
 const RELAYERS: RegExp[] = [
   // node …/node_modules/.bin/tsx, node …/tsx/dist/cli.mjs, a global tsx
   /^\S*node\S*\s+(\S*\/)?(tsx|tsx\/dist\/cli\.mjs)(\s|$)/,
 ];
 
-// How long a relayer gets to run its signal handler before the others are signalled anyway.
-const HANDLER_WAIT_MS = 100;
-// Once the kernel has delivered the signal (its pending bit cleared), tsx's JavaScript handler
-// runs at its loop's next turn: the others wait this much longer, well inside tsx's 30 ms window.
-const HANDLER_TURN_MS = 15;
-
 export class Relayers {
   private readonly verdicts = new Map<string, boolean>();
 
   constructor(private readonly platform: Platform) {}
 
+  /** The relayers among these processes that a stop signal must skip: those whose child is among them too. */
+  toSkip(processes: readonly ProcessInfo[], signal: SignalName): ProcessInfo[] {
+    if (!STOP_SIGNALS.has(signal)) return [];
+    const parents = new Set(processes.map((info) => info.ppid));
+    return this.find(processes).filter((info) => parents.has(info.pid));
+  }
+
   /** The relayers among these processes (a command line is read once per process and exec). */
-  find(processes: ProcessInfo[], signal: SignalName): ProcessInfo[] {
-    if (!STOP_SIGNALS.has(signal) || !this.platform.signalPending) return [];
+  find(processes: readonly ProcessInfo[]): ProcessInfo[] {
     const found: ProcessInfo[] = [];
     const seen = new Set<string>();
     for (const info of processes) {
@@ -45,15 +45,5 @@ export class Relayers {
     }
     for (const key of this.verdicts.keys()) if (!seen.has(key)) this.verdicts.delete(key);
     return found;
-  }
-
-  /** Signals the relayers, and waits (bounded) until each has run its handler. */
-  async signalFirst(relayers: ProcessInfo[], signal: SignalName): Promise<void> {
-    this.platform.signalProcesses(relayers, signal);
-    const deadline = Date.now() + HANDLER_WAIT_MS;
-    while (relayers.some((info) => this.platform.signalPending!(info.pid, signal)) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    await new Promise((resolve) => setTimeout(resolve, HANDLER_TURN_MS));
   }
 }

@@ -437,7 +437,7 @@ class Supervisor {
    * yet (a group whose parent exited without stopping it becomes one), pm2
    * daemons through `pm2 kill`; until nothing of the tree is alive.
    */
-  private async stopStep(snapshot: TreeSnapshot): Promise<void> {
+  private stopStep(snapshot: TreeSnapshot): void {
     const stop = this.stop!;
     stop.saw(snapshot);
     if (snapshot.alive.length === 0) return this.endStop();
@@ -446,13 +446,13 @@ class Supervisor {
     const pm2Kill = this.pm2KillHeld(route.pm2Kill) ? [] : stop.takePm2(route.pm2Kill, route.managed, snapshot);
     const sent = new Set([...pm2Kill.map((manager) => manager.info.pid), ...fresh.flatMap(membersOf).map((info) => info.pid)]);
     if (sent.size > 0) this.pm2?.announce(route, stop.signal, (manager) => sent.has(manager.info.pid));
-    if (fresh.length > 0) await this.deliverStop(fresh, stop.signal);
+    if (fresh.length > 0) this.deliverStop(fresh, stop.signal);
     if (stop.again) {
       // The stop signal received again: once to everyone the stop signal reached (pm2's apps are pm2's to stop).
       const signal = stop.again;
       stop.again = undefined;
       const again = stop.reachedOf(route.targets);
-      if (again.length > 0) await this.deliverStop(again, signal);
+      if (again.length > 0) this.deliverStop(again, signal);
     }
     for (const manager of pm2Kill) this.spawnHelper(() => this.pm2!.kill(manager, (pid) => this.helperExited(pid)));
     this.scans.request(STOP_POLL_MS);
@@ -469,9 +469,9 @@ class Supervisor {
     return managers.length > 0 && !run.exit && run.pid !== undefined && !managers.some((manager) => manager.info.pid === run.pid);
   }
 
-  private async deliverStop(targets: Target[], signal: SignalName): Promise<void> {
+  private deliverStop(targets: Target[], signal: SignalName): void {
     this.run.sent.add(signal);
-    await deliver(this.platform, targets, signal, this.relayers);
+    deliver(this.platform, targets, signal, this.relayers);
     this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
   }
 

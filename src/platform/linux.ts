@@ -141,16 +141,6 @@ export const linuxPlatform: Platform = {
     const name = stat?.match(/\((.*)\)/)?.[1];
     return name ? `[${name}]` : '';
   },
-  signalPending(pid, signal) {
-    const text = readSmallFile(`/proc/${pid}/status`);
-    if (!text) return false;
-    const bit = 1n << BigInt(constants.signals[signal] - 1);
-    for (const field of ['SigPnd:', 'ShdPnd:']) {
-      const start = text.indexOf(field);
-      if (start >= 0 && (BigInt(`0x${text.slice(start + field.length, text.indexOf('\n', start)).trim()}`) & bit) !== 0n) return true;
-    }
-    return false;
-  },
   ownerMatches(pid) {
     try {
       return statSync(`/proc/${pid}`).uid === process.getuid!();

@@ -108,8 +108,6 @@ export interface Platform {
   reapOne?(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked';
   /** Reap gsup's zombie children, but never those in `keep`, by a walk of them all (past a 'blocked'). */
   reapZombies?(keep: ReadonlySet<number>): ReapResult;
-  /** Is `signal` still pending for `pid` (its handler has not run yet)? Absent where unknown. */
-  signalPending?(pid: number, signal: SignalName): boolean;
   /** Does this pid belong to the user gsup runs as? (Absent: not checked.) */
   ownerMatches?(pid: number): boolean;
   /** Force-stop a whole tree where signals are not available (Windows). */

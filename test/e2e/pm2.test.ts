@@ -125,12 +125,12 @@ describe('gsup -- pm2 start', () => {
     const [older] = await appsReady(pm2, 1);
     await outer.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
     const god = pm2.daemonPid()!;
-    const run = gsup(['--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
+    const run = gsup(['-v', '--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
     const exit = await run.finished(20_000);
     expect(exit.code).toBe(0);
     const [, newer] = await appsReady(pm2, 2);
-    expect(run.stderr.filter((line) => line.includes('not adopted'))).toEqual([
-      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) was running before gsup started: not adopted, never signalled`,
+    expect(run.stderr.filter((line) => line.includes('not ours'))).toEqual([
+      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) is not ours: started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree); never signalled`,
     ]);
     expect(isAlive(god)).toBe(true);
     expect(pm2.signals(older)).toEqual([]);

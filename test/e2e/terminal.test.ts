@@ -96,14 +96,21 @@ describe('job control, signalled', () => {
     expect(leftovers(run)).toEqual([]);
   });
 
-  it('group: a -r rule replaces the SIGSTOP default', async () => {
-    const run = gsup(['-r', 'TSTP:USR1', '--', 'node', PRINTER]);
+  it.each([
+    ['TSTP:USR1', 'SIGUSR1'],
+    ['TSTP:HUP', 'SIGHUP'],
+  ])('group: -r %s replaces only what the command gets: it gets %s, and gsup still stops itself (dumb-init’s way)', async (rule, sent) => {
+    const run = gsup(['-r', rule, '--', 'node', PRINTER]);
     await run.ready();
     run.signal('SIGTSTP');
-    await run.waitForLine(/^signal: SIGUSR1 /);
+    await run.waitForLine(new RegExp(`^signal: ${sent} `));
+    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+    run.signal('SIGCONT');
+    await run.waitForLine(/^signal: SIGCONT /);
     run.signal('SIGTERM');
     expect((await run.finished()).code).toBe(0);
     expect(run.count(/^signal: SIGTSTP /)).toBe(0);
+    expect(run.count(new RegExp(`^signal: ${sent} `))).toBe(1);
   });
 
   it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)('child: %s is forwarded as it is, then gsup stops itself; SIGCONT wakes both', async (signal) => {

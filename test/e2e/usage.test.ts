@@ -35,16 +35,28 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['-t', '2147483648', 'true'], {}, /^gsup: invalid duration "2147483648" for --kill-timeout: at most/],
     [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
     [['--health-interval', '0', '--health-cmd', 'true', 'true'], {}, /^gsup: invalid value "0" for --health-interval: must be above 0/],
-    [['--health-url', 'localhost:8080/health', 'true'], {}, /^gsup: invalid URL "localhost:8080\/health" for --health-url: expected http/],
+    [['--health-url', 'localhost:8080/health', 'true'], {}, /^gsup: invalid URL "localhost:8080\/health" for --health-url: only http:\/\/ and https:\/\//],
     [['true'], { GSUP_HEALTH_RETRIES: 'x', GSUP_HEALTH_CMD: 'true' }, /^gsup: invalid number "x" for GSUP_HEALTH_RETRIES/],
     [['true'], { GSUP_HEALTH_TIMEOUT: '5 s' }, /^gsup: invalid duration "5 s" for GSUP_HEALTH_TIMEOUT/],
     [['true'], { GSUP_VERBOSE: '7' }, /^gsup: invalid value "7" for GSUP_VERBOSE/],
     [['true'], { GSUP_SUCCESS_EXIT: 'x' }, /^gsup: invalid exit code "x" for GSUP_SUCCESS_EXIT/],
+    // Caught at start, not as an internal error, nor a probe that always passes, nor a stop 30 s later.
+    [['--', ''], {}, /^gsup: the command is empty: nothing to run$/],
+    [['--', '  '], {}, /^gsup: the command is empty/],
+    [['--health-cmd', '', 'true'], {}, /^gsup: empty value for --health-cmd/],
+    [['--health-url', ' ', 'true'], {}, /^gsup: empty value for --health-url/],
+    [['true'], { GSUP_HEALTH_CMD: '   ' }, /^gsup: empty value for GSUP_HEALTH_CMD/],
+    [['--health-url', 'http://[::1', 'true'], {}, /^gsup: invalid URL "http:\/\/\[::1" for --health-url: expected http:\/\/host/],
+    [['--health-url', 'ftp://example.com/', 'true'], {}, /^gsup: invalid URL "ftp:\/\/example.com\/" for --health-url: only http:\/\/ and https:\/\//],
+    // A 100 kB bad value is quoted, not echoed whole.
+    [['-t', 'x'.repeat(100_000), 'true'], {}, /^gsup: invalid duration "x{100}…" \(100000 characters\) for --kill-timeout: use e\.g\. 500ms/],
+    [['--' + 'y'.repeat(100_000), 'true'], {}, /^gsup: unknown option '--y{200}.*… \(\d+ characters\)$/],
   ] as Array<[string[], NodeJS.ProcessEnv, RegExp]>)('gsup %j with env %j', async (args, env, message) => {
     const run = gsup(args, { env });
     expect((await run.finished()).code).toBe(125);
     expect(run.stderr).toHaveLength(1);
     expect(run.stderr[0]).toMatch(message);
+    expect(run.stderr[0].length).toBeLessThan(400);
     expect(run.stdout).toEqual([]);
   });
 

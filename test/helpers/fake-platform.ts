@@ -34,7 +34,6 @@ export class FakePlatform implements Platform {
   }
   readonly commandLines = new Map<number, string>();
   handOverTerminal?: Platform['handOverTerminal'];
-  signalPending?: (pid: number, signal: SignalName) => boolean;
   commandLine(pid: number) {
     return this.commandLines.get(pid) ?? `cmd-${pid}`;
   }

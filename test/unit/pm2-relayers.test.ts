@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readSmallRegularFile } from '../../src/platform/small-file.js';
 import { Pm2Supervision, findPm2Cli } from '../../src/engine/pm2.js';
 import { Relayers } from '../../src/engine/relayers.js';
-import { roots } from '../../src/engine/plan.js';
+import { deliver } from '../../src/engine/deliver.js';
+import { roots, type Target } from '../../src/engine/plan.js';
 import { ProcessTree } from '../../src/engine/tree.js';
 import { Logger } from '../../src/log.js';
 import { ROOT } from '../helpers/gsup.js';
@@ -128,29 +129,37 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
 });
 
 describe('relayers', () => {
-  it('recognises tsx by its command line, only for stop signals, once per process', () => {
+  it('recognises tsx by its command line, once per process', () => {
     const platform = new FakePlatform();
     const tsx = platform.add({ pid: 10, ppid: 1, name: 'node' });
     const app = platform.add({ pid: 11, ppid: 10, name: 'node' });
     const shell = platform.add({ pid: 12, ppid: 10, name: 'sh' }); // not node: its command line is not even read
     platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
     platform.commandLines.set(11, 'node --require /srv/node_modules/tsx/dist/preflight.cjs src/index.ts');
-    platform.signalPending = () => false;
     const relayers = new Relayers(platform);
     platform.commandLines.set(12, 'node /srv/node_modules/.bin/tsx never-read.ts');
-    expect(relayers.find([tsx, app, shell], 'SIGTERM')).toEqual([tsx]);
-    expect(relayers.find([tsx, app], 'SIGINT')).toEqual([tsx]);
-    expect(relayers.find([tsx, app], 'SIGUSR2')).toEqual([]);
+    expect(relayers.find([tsx, app, shell])).toEqual([tsx]);
+    platform.commandLines.set(10, 'changed: the verdict is kept for the same process');
+    expect(relayers.find([tsx, app])).toEqual([tsx]);
   });
 
-  it('signals a relayer first and waits for its handler to run', async () => {
+  it('a stop signal skips tsx when its child gets it too (the child gets it once, tsx relays nothing); alone, tsx gets it', () => {
     const platform = new FakePlatform();
-    const tsx = platform.add({ pid: 10, ppid: 1 });
-    let pendingChecks = 0;
-    platform.onSignal = () => {};
-    platform.signalPending = () => ++pendingChecks < 3; // pending for two looks, then handled
-    await new Relayers(platform).signalFirst([tsx], 'SIGTERM');
+    const npm = platform.add({ pid: 9, ppid: 1, name: 'npm exec tsx' });
+    const tsx = platform.add({ pid: 10, ppid: 9, pgid: 9, name: 'node' });
+    const app = platform.add({ pid: 11, ppid: 10, pgid: 9, name: 'node' });
+    platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
+    const group: Target = { kind: 'group', pgid: 9, members: [npm, tsx, app] };
+    deliver(platform, [group], 'SIGTERM', new Relayers(platform));
+    expect(platform.kills).toEqual([
+      { pid: 9, signal: 'SIGTERM' },
+      { pid: 11, signal: 'SIGTERM' },
+    ]);
+    platform.kills.length = 0;
+    deliver(platform, [group], 'SIGUSR2', new Relayers(platform)); // not a stop signal: the group, as a terminal sends it
+    expect(platform.kills).toEqual([{ pid: -9, signal: 'SIGUSR2' }]);
+    platform.kills.length = 0;
+    deliver(platform, [{ kind: 'process', process: tsx }], 'SIGTERM', new Relayers(platform)); // its child is elsewhere: tsx relays
     expect(platform.kills).toEqual([{ pid: 10, signal: 'SIGTERM' }]);
-    expect(pendingChecks).toBe(3);
   });
 });
