@@ -40,7 +40,8 @@ await build({
 await build({
   ...common,
   plugins: [filesApart],
-  entryPoints: { cli: 'src/cli.ts' },
+  // exec-tty: gsup's own `setsid -c`, run by node where the image has no setsid(1).
+  entryPoints: { cli: 'src/cli.ts', 'exec-tty': 'src/platform/exec-tty.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',

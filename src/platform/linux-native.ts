@@ -18,6 +18,10 @@ interface Libc {
   pidfdOpen: (number: number, pid: number, flags: number) => number;
   pidfdSendSignal: (number: number, pidfd: number, signal: number, info: null, flags: number) => number;
   close: (fd: number) => number;
+  setsid: () => number;
+  ioctlValue: (fd: number, request: number, value: number) => number;
+  signal: (signal: number, handler: null) => unknown;
+  execvp: (file: string, argv: Array<string | null>) => number;
   errno: () => number;
 }
 
@@ -103,6 +107,10 @@ function load(): Libc | undefined {
       pidfdOpen: library.func('syscall', 'long', ['long', 'int', 'unsigned int']),
       pidfdSendSignal: library.func('syscall', 'long', ['long', 'int', 'int', 'void *', 'unsigned int']),
       close: library.func('int close(int)'),
+      setsid: library.func('int setsid(void)'),
+      ioctlValue: library.func('ioctl', 'int', ['int', 'unsigned long', 'long']),
+      signal: library.func('void *signal(int, void *)'),
+      execvp: library.func('int execvp(const char *, const char **)'),
       errno: () => koffi.errno(),
     };
   } catch (error) {
@@ -158,6 +166,29 @@ export class GroupSignalUnsupported extends Error {}
 
 export function closePidfd(pidfd: Pidfd): void {
   load()!.close(pidfd);
+}
+
+const F_SETFD = 2;
+const TIOCSCTTY = 0x540e;
+const SIGPIPE = 13;
+const SIGXFSZ = 25;
+
+/**
+ * What `setsid -c` does, for images without util-linux or busybox: a new
+ * session, the terminal on stdin made its controlling terminal, then exec.
+ * Returns only when it fails: the errno of the step that did.
+ */
+export function execInNewSession(command: string, args: readonly string[]): { step: string; errno: number } {
+  const native = load();
+  if (!native) return { step: `koffi (${failure})`, errno: 0 };
+  if (native.setsid() < 0) return { step: 'setsid', errno: native.errno() };
+  if (native.ioctlValue(0, TIOCSCTTY, 0) !== 0) return { step: 'ioctl(TIOCSCTTY)', errno: native.errno() };
+  // What Node set for itself must not reach the command: its stdio is close-on-exec, SIGPIPE and SIGXFSZ ignored.
+  for (const fd of [0, 1, 2]) native.fcntl(fd, F_SETFD, 0);
+  native.signal(SIGPIPE, null);
+  native.signal(SIGXFSZ, null);
+  native.execvp(command, [command, ...args, null]);
+  return { step: 'execvp', errno: native.errno() };
 }
 
 const F_SETPIPE_SZ = 1031;

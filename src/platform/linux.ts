@@ -1,4 +1,6 @@
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
 import {
   adoptOrphans,
@@ -151,14 +153,16 @@ export const linuxPlatform: Platform = {
   handOverTerminal(expect) {
     const owned = ownedTerminal(0);
     if (!owned) return undefined;
-    // util-linux's and busybox's setsid -c: setsid(), then TIOCSCTTY on stdin, then exec.
+    // util-linux's and busybox's setsid -c: setsid(), then TIOCSCTTY on stdin, then exec;
+    // else gsup's own, run by node (a minimal or distroless image has no setsid).
     const setsid = onPath('setsid', process.env, '/');
-    if (!setsid) return 'no setsid (util-linux or busybox) on PATH';
+    const wrapper = setsid ? [setsid, '-c'] : [process.execPath, join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs')];
+    if (!setsid && !existsSync(wrapper[1])) return 'no setsid (util-linux or busybox) on PATH, and no exec-tty.cjs beside gsup';
     const why = releaseTerminal(0);
     if (why) return why;
     // Sent to the foreground group during the ioctl; they reach Node's handlers later.
     if (owned.foreground) for (const signal of ['SIGHUP', 'SIGCONT'] as const) expect(signal);
-    return [setsid, '-c'];
+    return wrapper;
   },
   kill: sendSignal,
   signalProcesses(processes, signal) {
