@@ -14,9 +14,25 @@ const GSUP = process.pid;
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance'] });
 });
-afterEach(() => {
+afterEach(async (context) => {
+  // The golden transcript of each scenario: what was signalled (or refused), logged and returned.
+  // Recorded before the engine was reshaped into a pure step; the same after.
+  const recorded = transcript;
+  transcript = undefined;
+  if (recorded && context.task.result?.state === 'pass') {
+    const result = await Promise.race([recorded.result, Promise.resolve('(still running)')]);
+    expect({
+      kills: recorded.platform.kills.map(({ pid, signal }) => `${signal} ${pid}`),
+      refused: recorded.platform.refused.map(({ pid, signal }) => `${signal} ${pid}`),
+      log: recorded.lines.map((line) => line.replace(/\d+(\.\d+)?(ms|s)\b/g, 'N')),
+      result,
+    }).toMatchSnapshot();
+  }
   vi.useRealTimers();
 });
+
+/** What the current scenario did, for its golden transcript. */
+let transcript: { platform: FakePlatform; lines: string[]; result: Promise<unknown> } | undefined;
 
 /** Lets the loop handle what is queued, and time pass. */
 const advance = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
@@ -49,7 +65,11 @@ function setup({ reaping = false }: { reaping?: boolean } = {}) {
   };
   const lines: string[] = [];
   const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) });
-  const start = (options: SuperviseOptions = {}) => supervise('app', [], { platform, spawn, logger, subreaper: reaping, ...options });
+  const start = (options: SuperviseOptions = {}) => {
+    const handle = supervise('app', [], { platform, spawn, logger, subreaper: reaping, ...options });
+    transcript = { platform, lines, result: handle.exited };
+    return handle;
+  };
   /** From now on the command and its app ignore stop signals: only SIGKILL ends them. */
   const ignoreStop = () => {
     platform.onSignal = (info, signal) => {
