@@ -2,10 +2,14 @@ import type { Platform, ProcessInfo, SignalName } from '../platform/index.js';
 import { membersOf, restrictTargets, type Target } from './plan.js';
 import type { Relayers } from './relayers.js';
 
+// How many members of a group are asked to vouch for it before its members are signalled one by one.
+const WITNESSES = 3;
+
 /**
  * One signal to planned targets, each through its identity (never a bare
- * number a look saw): a group with one signal through its leader, checked
- * alive and the same; a group whose leader is gone, and a process, one by one.
+ * number a look saw): a group with one signal through a member checked alive,
+ * the same and still in it (its leader if it lives: the likeliest to); a
+ * process, or a group none of whose members could vouch, one by one.
  */
 export function send(platform: Platform, targets: readonly Target[], signal: SignalName): void {
   const single: ProcessInfo[] = [];
@@ -15,7 +19,9 @@ export function send(platform: Platform, targets: readonly Target[], signal: Sig
       continue;
     }
     const leader = target.members.find((info) => info.pid === target.pgid);
-    if (!leader || !platform.signalGroup(leader, signal)) single.push(...target.members);
+    const witnesses = leader ? [leader, ...target.members.filter((info) => info !== leader)] : target.members;
+    // Most often the first vouches; a few more tries cover members that died since the look.
+    if (!witnesses.slice(0, WITNESSES).some((member) => platform.signalGroup(member, signal))) single.push(...target.members);
   }
   if (single.length > 0) platform.signalProcesses(single, signal);
 }

@@ -504,9 +504,8 @@ class Supervisor {
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
     } else {
-      // Whole groups first (one kill reaches every member, new forks included), then each process.
-      send(this.platform, units(snapshot, this.ownPgid).filter((target) => target.kind === 'group'), 'SIGKILL');
-      this.platform.signalProcesses(snapshot.alive, 'SIGKILL');
+      // Whole groups with one kill each (new forks included), the rest process by process.
+      send(this.platform, units(snapshot, this.ownPgid), 'SIGKILL');
     }
     this.scans.request(1);
   }

@@ -78,10 +78,10 @@ function readInfo(pid: number): ProcessInfo | undefined {
   return text === undefined ? undefined : parseStat(pid, text);
 }
 
-/** Is the process at `seen.pid` now the one seen (same start time), alive, and (for a group) still its leader? */
+/** Is the process at `seen.pid` now the one seen (same start time), alive, and (for a group) still in its group? */
 function stillThere(seen: ProcessInfo, group: boolean): boolean {
   const now = readInfo(seen.pid);
-  return isAlive(now) && now.startTime === seen.startTime && (!group || now.pgid === seen.pid);
+  return isAlive(now) && now.startTime === seen.startTime && (!group || now.pgid === seen.pgid);
 }
 
 let groupFlagMissing = false;
@@ -90,20 +90,20 @@ let groupFlagMissing = false;
  * One signal through the process's identity: a pidfd opened first, then the
  * start time checked (if the pid now names the process seen, the pidfd is
  * its, and no later process can take it over); without pidfds, the start
- * time re-read immediately before kill(2). `group`: to the group it leads.
+ * time re-read immediately before kill(2). `group`: to the group it is in.
  */
 function signalIdentity(seen: ProcessInfo, signal: SignalName, group: boolean): boolean {
   const pidfd = openPidfd(seen.pid);
   if (pidfd === -1) return false;
-  if (pidfd === undefined) return stillThere(seen, group) && sendSignal(group ? -seen.pid : seen.pid, signal);
+  if (pidfd === undefined) return stillThere(seen, group) && sendSignal(group ? -seen.pgid : seen.pid, signal);
   try {
     if (!stillThere(seen, group)) return false;
-    if (group && groupFlagMissing) return sendSignal(-seen.pid, signal); // the leader is held and checked: its group id is its
+    if (group && groupFlagMissing) return sendSignal(-seen.pgid, signal); // a member was just checked in it: the id is its group's
     return signalPidfd(pidfd, constants.signals[signal], group);
   } catch (error) {
     if (!(error instanceof GroupSignalUnsupported)) throw error;
     groupFlagMissing = true;
-    return sendSignal(-seen.pid, signal);
+    return sendSignal(-seen.pgid, signal);
   } finally {
     closePidfd(pidfd);
   }
@@ -170,8 +170,8 @@ export const linuxPlatform: Platform = {
     for (const info of processes) if (signalIdentity(info, signal, false)) reached++;
     return reached;
   },
-  signalGroup(leader, signal) {
-    return leader.pgid === leader.pid && signalIdentity(leader, signal, true);
+  signalGroup(member, signal) {
+    return member.pgid > 0 && signalIdentity(member, signal, true);
   },
   watchChildren: watchSigchld,
   adoptOrphans,

@@ -71,8 +71,8 @@ function signalChecked(seen: readonly ProcessInfo[], signal: SignalName, group: 
   let reached = 0;
   for (const info of seen) {
     const current = now.get(info.pid);
-    if (!current || current.startTime !== info.startTime || (group && current.pgid !== info.pid)) continue;
-    if (sendSignal(group ? -info.pid : info.pid, signal)) reached++;
+    if (!current || current.startTime !== info.startTime || (group && current.pgid !== info.pgid)) continue;
+    if (sendSignal(group ? -info.pgid : info.pid, signal)) reached++;
   }
   return reached;
 }
@@ -96,8 +96,8 @@ export const posixPlatform: Platform = {
   signalProcesses(processes, signal) {
     return signalChecked(processes, signal, false);
   },
-  signalGroup(leader, signal) {
-    return leader.pgid === leader.pid && signalChecked([leader], signal, true) > 0;
+  signalGroup(member, signal) {
+    return member.pgid > 0 && signalChecked([member], signal, true) > 0;
   },
   watchChildren: watchSigchld,
 };

@@ -66,11 +66,13 @@ export interface Platform {
    */
   signalProcesses(processes: readonly ProcessInfo[], signal: SignalName): number;
   /**
-   * Signals the process group `leader` leads, only while that leader is alive,
-   * still the one seen, and still leads it. False when it is not (signal the
-   * members one by one then).
+   * Signals the process group of `member` (its leader or any other), only
+   * while that member is alive, still the one seen, and still in that group:
+   * a group id cannot be reused while a member lives, so the member vouches
+   * for it (Linux ≥ 6.9 sends through the member's pidfd, atomically). False
+   * when it is not (signal the members one by one then).
    */
-  signalGroup(leader: ProcessInfo, signal: SignalName): boolean;
+  signalGroup(member: ProcessInfo, signal: SignalName): boolean;
   /**
    * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
    * wait for the tree can look again at once. Returns the unsubscribe.

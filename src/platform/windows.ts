@@ -26,8 +26,8 @@ export const windowsPlatform: Platform = {
   signalProcesses(processes, signal) {
     return processes.filter((info) => sendSignal(info.pid, signal)).length;
   },
-  signalGroup(leader, signal) {
-    return sendSignal(leader.pid, signal);
+  signalGroup(member, signal) {
+    return sendSignal(member.pid, signal);
   },
   watchChildren: () => () => {},
   async killTree(pid) {

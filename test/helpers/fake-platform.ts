@@ -59,9 +59,9 @@ export class FakePlatform implements Platform {
     }
     return reached;
   }
-  signalGroup(leader: ProcessInfo, signal: SignalName) {
-    if (leader.pgid !== leader.pid || !this.same(leader) || this.processes.get(leader.pid)!.pgid !== leader.pid) return false;
-    return this.kill(-leader.pid, signal);
+  signalGroup(member: ProcessInfo, signal: SignalName) {
+    if (!this.same(member) || this.processes.get(member.pid)!.pgid !== member.pgid) return false;
+    return this.kill(-member.pgid, signal);
   }
 
   /** SIGCHLD: the engine's listener, fired by `sigchld()`. */

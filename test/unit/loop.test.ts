@@ -22,7 +22,7 @@ afterEach(async (context) => {
   if (recorded && context.task.result?.state === 'pass') {
     const result = await Promise.race([recorded.result, Promise.resolve('(still running)')]);
     expect({
-      kills: recorded.platform.kills.map(({ pid, signal }) => `${signal} ${pid}`),
+      kills: runs(recorded.platform.kills.map(({ pid, signal }) => `${signal} ${pid === GSUP ? 'gsup' : pid}`)),
       refused: recorded.platform.refused.map(({ pid, signal }) => `${signal} ${pid}`),
       log: recorded.lines.map((line) => line.replace(/\d+(\.\d+)?(ms|s)\b/g, 'N')),
       result,
@@ -30,6 +30,17 @@ afterEach(async (context) => {
   }
   vi.useRealTimers();
 });
+
+/** Repeats in a row as one entry: `SIGKILL -500 ×4999`. */
+function runs(entries: string[]): string[] {
+  const out: Array<[string, number]> = [];
+  for (const entry of entries) {
+    const last = out.at(-1);
+    if (last && last[0] === entry) last[1]++;
+    else out.push([entry, 1]);
+  }
+  return out.map(([entry, count]) => (count > 1 ? `${entry} ×${count}` : entry));
+}
 
 /** What the current scenario did, for its golden transcript. */
 let transcript: { platform: FakePlatform; lines: string[]; result: Promise<unknown> } | undefined;
@@ -201,8 +212,8 @@ describe('the loop, phase by phase', () => {
     platform.processes.get(501)!.ppid = GSUP; // reparented
     commands[0].finish({ code: 3, signal: null });
     await advance(100);
-    // The group's leader (the command) is gone: its id names nothing any more, so the member gets it by its own identity.
-    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
+    // The group's leader (the command) is gone; the member left in it vouches for its id (checked, then one signal to the group).
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
     expect((await handle.exited).exitCode).toBe(3);
   });
 
@@ -279,20 +290,20 @@ describe('the loop, phase by phase', () => {
     platform.processes.delete(500);
     platform.processes.get(501)!.ppid = GSUP;
     commands[0].finish({ code: 1, signal: null });
-    // The leftover (ignoring SIGTERM) is being stopped before the restart: by pid, its group's leader (the command) being gone.
+    // The leftover (ignoring SIGTERM) is being stopped before the restart: through its group, which it vouches for.
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([501, 501]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500, -500]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGKILL')).toContain(501);
+    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
     expect((await handle.exited).exitCode).toBe(1);
     expect(commands).toHaveLength(1);
   });
