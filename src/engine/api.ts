@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { SupervisorConfig } from '../config.js';
+import type { SupervisorConfig } from './config.js';
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
-import type { SpawnFunction } from './spawn.js';
+import type { SpawnedCommand, SpawnFunction } from './spawn.js';
 
 // What `supervise()` takes and gives.
 
@@ -48,4 +48,27 @@ export interface SupervisorHandle {
   /** Start the stop sequence (SIGTERM by default) and wait for the end. */
   stop(signal?: SignalName): Promise<SupervisorResult>;
   readonly exited: Promise<SupervisorResult>;
+}
+
+/** The handle of a supervision: its current run's pid and output, and a way to signal or stop it. */
+export function supervisorHandle(
+  run: () => { readonly pid: number | undefined; readonly spawned: SpawnedCommand },
+  signal: (signal: SignalName) => void,
+  stop: (signal?: SignalName) => Promise<SupervisorResult>,
+  exited: Promise<SupervisorResult>,
+): SupervisorHandle {
+  return {
+    get pid() {
+      return run().pid;
+    },
+    get stdout() {
+      return run().spawned.stdout;
+    },
+    get stderr() {
+      return run().spawned.stderr;
+    },
+    signal,
+    stop,
+    exited,
+  };
 }

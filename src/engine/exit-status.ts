@@ -1,4 +1,4 @@
-import { signalNumber } from '../signals.js';
+import type { SignalName } from '../platform/types.js';
 import type { CommandExit } from './spawn.js';
 
 /** gsup's own failure, as `docker run` says it. */
@@ -6,8 +6,8 @@ export const EXIT_INTERNAL = 125;
 export const EXIT_NOT_EXECUTABLE = 126;
 export const EXIT_NOT_FOUND = 127;
 
-/** The command's code; 128+N for signal N; 126/127 when it could not be run; success codes → 0. */
-export function exitStatus(exit: CommandExit, successCodes: readonly number[] = []): number {
+/** The command's code; 128+N for signal N (this system's number); 126/127 when it could not be run; success codes → 0. */
+export function exitStatus(exit: CommandExit, successCodes: readonly number[], signalNumber: (signal: SignalName) => number): number {
   let status: number;
   if (exit.errorCode !== undefined) status = spawnErrorStatus(exit.errorCode);
   else if (exit.signal) status = 128 + signalNumber(exit.signal);

@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
 import { send } from './deliver.js';
 import { describeTarget } from './format.js';
-import { describeTargets, restrictTargets, roots, type TargetMode } from './plan.js';
+import { describeTargets, restrictTargets, roots, type Target, type TargetMode } from './plan.js';
 import type { Pm2Manager, Pm2Route, Pm2Supervision } from './pm2.js';
 import type { ScanScheduler } from './scans.js';
 import type { TreeSnapshot } from './tree.js';
@@ -10,7 +10,7 @@ import type { TreeSnapshot } from './tree.js';
 // A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
 const FRESH_MS = 50;
 
-/** What the supervisor knows that a forward needs, as it is now. */
+/** What the supervisor knows that a forward needs, as it is at the call (a value, built by the shell). */
 export interface ForwardFacts {
   /** The command's own group while it leads one and is unreaped; whether it is a pm2 manager (looked up once). */
   readonly run: { readonly pgid: number | undefined; readonly sent: Set<SignalName>; manager?: boolean; unreaped(): boolean };
@@ -42,50 +42,57 @@ export class Forwarder {
     private readonly mode: TargetMode,
     private readonly pm2: Pm2Supervision | undefined,
     private readonly scans: ScanScheduler,
-    private readonly facts: ForwardFacts,
     private readonly suspendSelf?: () => void,
   ) {}
 
-  /** `suspend`: job control; once the signal is out (or none, if a rule dropped it), gsup stops itself too, so the shell sees the job stopped. */
-  forward(signal: SignalName | null, { suspend = false } = {}): void {
+  /**
+   * `suspend`: job control; once the signal is out (or none, if a rule
+   * dropped it), gsup stops itself too, so the shell sees the job stopped.
+   * Returns the group signalled at once (the rest follows a look), if any.
+   */
+  forward(signal: SignalName | null, facts: ForwardFacts, { suspend = false } = {}): number | undefined {
     if (signal === null) {
       if (suspend) this.suspendSelf?.();
-      return;
+      return undefined;
     }
     if (suspend) this.suspendAfter.add(signal);
-    this.facts.run.sent.add(signal);
-    let group = this.commandGroup(signal);
+    facts.run.sent.add(signal);
+    let group = this.commandGroup(signal, facts);
     // No such group yet (setsid -c has still to run) or any more: the look at the tree finds its members.
     if (group !== undefined && !this.platform.kill(-group, signal)) group = undefined;
     if (group !== undefined && this.logger.enabled('info')) this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
-    if (this.pending.has(signal)) return;
+    if (this.pending.has(signal)) return group;
     this.pending.set(signal, group);
-    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest);
-    else if (group === undefined || this.otherRootsPossible()) this.scans.request();
-    else this.deliverPending(undefined);
+    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest, facts);
+    else if (group === undefined || this.otherRootsPossible(facts)) this.scans.request();
+    else this.deliverPending(undefined, facts);
+    return group;
   }
 
-  /** A fresh look at the tree: what waited for it goes out now. */
-  deliverPending(snapshot: TreeSnapshot | undefined): void {
+  /** A fresh look at the tree: what waited for it goes out now. Returns what was sent, signal by signal. */
+  deliverPending(snapshot: TreeSnapshot | undefined, facts: ForwardFacts): Array<{ signal: SignalName; targets: Target[] }> {
+    const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
     for (const [signal, group] of this.pending) {
       this.pending.delete(signal);
-      const route = snapshot ? this.plan(snapshot, signal, false) : undefined;
+      const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
       if (route) this.pm2?.announce(route, signal);
       if (targets.length > 0) {
         send(this.platform, targets, signal);
+        sent.push({ signal, targets });
         this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
       } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
       if (this.suspendAfter.delete(signal)) this.suspendSelf?.();
     }
+    return sent;
   }
 
   /**
    * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
    * stop is `pm2 kill`); never gsup's own helpers.
    */
-  plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean): Pm2Route {
-    const { helpers, ownPgid, managers } = this.facts;
+  plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean, facts: ForwardFacts): Pm2Route {
+    const { helpers, ownPgid, managers } = facts;
     let targets = roots(snapshot, this.mode, ownPgid);
     if (helpers.size > 0) targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !helpers.has(pid))));
     if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
@@ -98,8 +105,8 @@ export class Forwarder {
    * (which gets signals alone). Not SIGQUIT: pm2 stops its apps on it, so a
    * pm2 runtime inside the group must get it alone.
    */
-  private commandGroup(signal: SignalName): number | undefined {
-    const run = this.facts.run;
+  private commandGroup(signal: SignalName, facts: ForwardFacts): number | undefined {
+    const { run } = facts;
     if (run.pgid === undefined || !run.unreaped() || signal === 'SIGQUIT') return undefined;
     run.manager ??= this.pm2?.isManager(run.pgid) ?? false;
     return run.manager ? undefined : run.pgid;
@@ -110,11 +117,11 @@ export class Forwarder {
    * every orphan of the tree is a child of gsup; with none but Node's own and
    * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
    */
-  private otherRootsPossible(): boolean {
+  private otherRootsPossible(facts: ForwardFacts): boolean {
     // Asked once per forward: under a flood, one answer serves for a moment.
     const now = performance.now();
     if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
-    const { reaping, managers, nodeChildren } = this.facts;
+    const { reaping, managers, nodeChildren } = facts;
     const ownChildren = this.platform.ownChildren;
     const possible =
       !reaping || !ownChildren || managers.length > 0 || !!this.pm2?.pidFileExists() || ownChildren().some((pid) => !nodeChildren.has(pid));

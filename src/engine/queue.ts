@@ -1,11 +1,8 @@
 import type { SignalName } from '../platform/index.js';
-import { STOP_SIGNALS } from '../signals.js';
 import type { ProbeResult } from './health.js';
+import type { TimerName } from './machine.js';
 import type { CommandExit } from './spawn.js';
 import type { TreeSnapshot } from './tree.js';
-
-/** Timers of a supervision; each fires as an event of the same name. */
-export type TimerName = 'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish' | 'health';
 
 /** Everything that can happen to a supervision, as values: the loop handles one at a time. */
 export type EngineEvent =
@@ -56,22 +53,14 @@ export class EventQueue {
     return event;
   }
 
-  /** Is an event like this one waiting (a stop signal held before the spawn)? */
-  find(predicate: (event: EngineEvent) => boolean): EngineEvent | undefined {
-    return this.events.find(predicate);
+  /** The signals waiting, in order (those held before the spawn). */
+  signals(): SignalName[] {
+    return this.events.flatMap((event) => (event.kind === 'signal' ? [event.signal] : []));
   }
 
   get length(): number {
     return this.events.length;
   }
-}
-
-/** Stop signals (after rewriting), the command's exit and faults go before anything else waiting. */
-export function stopFirst(event: EngineEvent, rewrite: ReadonlyMap<SignalName, SignalName | null>): boolean {
-  if (event.kind === 'stop' || event.kind === 'exit' || event.kind === 'fault') return true;
-  if (event.kind !== 'signal') return false;
-  const signal = rewrite.has(event.signal) ? rewrite.get(event.signal) : event.signal;
-  return signal !== null && signal !== undefined && STOP_SIGNALS.has(signal);
 }
 
 /** Events that carry no more than their kind merge with a waiting twin. */

@@ -1,4 +1,5 @@
-import type { SupervisorConfig } from '../config.js';
+import { resolve } from 'node:path';
+import type { SupervisorConfig } from './config.js';
 import type { Platform, SignalName } from '../platform/index.js';
 import type { SuperviseOptions } from './api.js';
 import { onPath } from '../platform/which.js';
@@ -58,4 +59,27 @@ export function spawnRun(
     unreaped: () => spawned.pid !== undefined && run.exit === undefined && !(spawned.reaped?.() ?? false),
   };
   return run;
+}
+
+/** Before the first spawn (or when a stop signal came first): no process, nothing to signal. */
+export function notStarted(): CommandRun {
+  return {
+    id: 0,
+    pid: undefined,
+    pgid: undefined,
+    spawned: { pid: undefined, exited: new Promise(() => {}), stdout: null, stderr: null },
+    args: [],
+    startedAt: 0,
+    sent: new Set(),
+    unreaped: () => false,
+  };
+}
+
+/** The directory the command starts in, made absolute now: restarts come after gsup has left it. */
+export function startDirectory(cwd: string | undefined): string | undefined {
+  try {
+    return resolve(cwd ?? process.cwd());
+  } catch {
+    return cwd; // the start directory was removed: the spawn says so
+  }
 }

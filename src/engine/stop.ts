@@ -1,4 +1,4 @@
-import type { ProcessInfo, SignalName } from '../platform/index.js';
+import type { ProcessInfo } from '../platform/index.js';
 import { formatDuration } from './format.js';
 import { membersOf, processKey, restrictTargets, unreached, type Target } from './plan.js';
 import type { Pm2Manager } from './pm2.js';
@@ -7,22 +7,13 @@ import type { TreeSnapshot } from './tree.js';
 // The summary names this many of the killed (the oldest): only their command lines are read.
 const NAMED = 10;
 
-/** What began a stop: a stop signal received, gsup itself (a restart, `--on-exit stop`, a fault), or failed health checks. */
-export type StopCause = 'signal' | 'gsup' | 'unhealthy';
-
 /**
- * What one stop sequence knows: who has had the stop signal (none gets it
- * twice), who was seen alive, who had to be SIGKILLed; and its summary line.
+ * What one stop sequence knows of the processes: who has had the stop signal
+ * (none gets it twice), who was seen alive, who had to be SIGKILLed; and its
+ * summary line. (What the stop decides — its phase, the stop signals
+ * received — is the machine's.)
  */
 export class StopRecord {
-  readonly startedAt = Date.now();
-  killStartedAt?: number;
-  /** Stop signals received during this stop (a stop gsup began itself starts at 0): the third kills. */
-  received: number;
-  /** A stop signal received again, to forward to everyone the stop signal reached (at the next look). */
-  again?: SignalName;
-  /** Begun for failed health checks: then a restart (a failure) or an exit that is never 0. */
-  readonly unhealthy: boolean;
   private readonly reached = new Set<string>();
   private readonly reachedGroups = new Set<number>();
   private readonly pm2Killed = new Set<number>();
@@ -32,16 +23,7 @@ export class StopRecord {
   private readonly survivors = new Map<string, ProcessInfo>();
   private readonly names = new Map<string, string>();
 
-  constructor(
-    readonly signal: SignalName,
-    /** What comes after: gsup's exit, or the next run. */
-    public then: 'exit' | 'restart',
-    /** What began it: only a received stop signal counts towards the third. */
-    cause: StopCause,
-  ) {
-    this.received = cause === 'signal' ? 1 : 0;
-    this.unhealthy = cause === 'unhealthy';
-  }
+  constructor(readonly startedAt: number) {}
 
   saw(snapshot: TreeSnapshot): void {
     for (const info of snapshot.alive) this.seen.add(processKey(info));
@@ -117,8 +99,8 @@ export class StopRecord {
   }
 
   /** The one summary line: how long, how many exited by themselves, which were killed (oldest first, ten named). */
-  summary(): { message: string; fields: Record<string, unknown> } {
-    const durationMs = Date.now() - this.startedAt;
+  summary(now: number): { message: string; fields: Record<string, unknown> } {
+    const durationMs = now - this.startedAt;
     const killed = this.oldestKilled().map((info) => ({ pid: info.pid, command: this.names.get(processKey(info)) }));
     const exited = [...this.seen].filter((key) => !this.killed.has(key) && !this.survivors.has(key)).length;
     const shown = killed.slice(0, NAMED).map(({ pid, command }) => (command ? `${pid} (${command})` : `${pid}`));

@@ -1,4 +1,4 @@
-import type { TimerName } from './queue.js';
+import type { TimerName } from './machine.js';
 
 /**
  * The timers of one supervision, by name (setting one again replaces it).

@@ -1,3 +1,4 @@
+import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../platform/index.js';
 
 /** What one look at the system found of gsup's tree. */
@@ -144,4 +145,12 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
+}
+
+/** At -v: who joined and who left the tree since the last look. */
+export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot): void {
+  for (const info of snapshot.joined) {
+    logger.info('tree-join', `pid ${info.pid} joined the tree (${platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
+  }
+  if (snapshot.left.length > 0) logger.info('tree-leave', `pid ${snapshot.left.join(', ')} left the tree`, { pids: snapshot.left });
 }

@@ -3,7 +3,7 @@ import { ON_EXIT_POLICIES, type OnExitPolicy } from '../engine/on-exit.js';
 import { RESTART_MODES, type RestartMode } from '../engine/restart.js';
 import { TARGET_MODES, type TargetMode } from '../engine/plan.js';
 import type { SignalName } from '../platform/index.js';
-import { DEFAULT_CONFIG } from '../config.js';
+import { DEFAULT_CONFIG } from '../engine/config.js';
 import type { HealthConfig } from '../engine/health.js';
 import { parseDuration } from './duration.js';
 import { quoted, UsageError } from './errors.js';

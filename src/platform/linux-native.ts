@@ -2,14 +2,12 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ReapedChild, ReapResult } from './types.js';
 
-// prctl(2) and waitpid(2) through koffi: Node has neither, and a compiled
-// addon would need a compiler in the image. koffi ships prebuilt binaries.
-const PR_SET_CHILD_SUBREAPER = 36;
-const WNOHANG = 1;
+// libc through koffi (prctl, waitid, ioctl, pidfds, exec): Node has none of
+// them, and a compiled addon would need a compiler in the image. koffi ships
+// prebuilt binaries. Reaping is in linux-reaping.ts.
 
-interface Libc {
+export interface Libc {
   prctl: (option: number, arg2: number, arg3: number, arg4: number, arg5: number) => number;
   fcntl: (fd: number, command: number, arg: number) => number;
   ioctl: (fd: number, request: number, value: number[]) => number;
@@ -34,13 +32,6 @@ const ESRCH = 3;
 const EINVAL = 22;
 const ENOSYS = 38;
 
-const P_ALL = 0;
-const WEXITED = 4;
-const WNOWAIT = 0x01000000;
-const CLD_EXITED = 1;
-// siginfo_t: si_pid is the first field of the union, at byte 16 on 64-bit Linux (12 on 32-bit).
-const SI_PID_OFFSET = process.arch === 'x64' || process.arch === 'arm64' || process.arch === 'ppc64' || process.arch === 's390x' || process.arch === 'riscv64' ? 16 : 12;
-const siginfo = Buffer.alloc(128);
 
 let libc: Libc | undefined;
 let failure: string | undefined;
@@ -77,8 +68,13 @@ function loadKoffi(): typeof import('koffi') {
   return require('koffi') as typeof import('koffi');
 }
 
+/** Why koffi could not be loaded, once `load()` has failed. */
+export function nativeFailure(): string | undefined {
+  return failure;
+}
+
 /** libc through koffi, or undefined with the reason in `nativeFailure()`. Loaded on first use. */
-function load(): Libc | undefined {
+export function load(): Libc | undefined {
   if (libc || failure !== undefined) return libc;
   if (process.env.GSUP_FFI === '0') {
     failure = 'GSUP_FFI=0';
@@ -118,18 +114,6 @@ function load(): Libc | undefined {
   }
   return libc;
 }
-
-/**
- * Gets ready to reap, and with `subreaper` sets PR_SET_CHILD_SUBREAPER so that
- * orphans of the tree are reparented to gsup, not to PID 1. Returns why not.
- */
-export function adoptOrphans(subreaper: boolean): string | undefined {
-  const native = load();
-  if (!native) return `koffi could not be loaded (${failure})`;
-  if (subreaper && native.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) !== 0) return `prctl(PR_SET_CHILD_SUBREAPER) failed (errno ${native.errno()})`;
-  return undefined;
-}
-
 
 /** A pidfd: a handle on one process that no later process can take over (pids are reused, pidfds are not). */
 export type Pidfd = number;
@@ -249,86 +233,3 @@ export function widenSignalPipe(probe: () => void): number | string {
   return result;
 }
 
-/** Every child of this process (any thread's), from /proc/self/task/TID/children. */
-export function ownChildren(): number[] {
-  const pids: number[] = [];
-  for (const task of readdirSync('/proc/self/task')) {
-    let text: string;
-    try {
-      text = readFileSync(`/proc/self/task/${task}/children`, 'latin1');
-    } catch {
-      continue;
-    }
-    for (const pid of text.split(' ')) if (pid) pids.push(Number(pid));
-  }
-  return pids;
-}
-
-function isZombie(pid: number): boolean {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return text[text.lastIndexOf(')') + 2] === 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Reaps one zombie child of gsup that Node did not spawn, in O(1): waitid
- * with WNOWAIT names a child that can be reaped without reaping it; if it is
- * not one of Node's (`keep`), waitpid takes it by pid. Never waitpid(-1):
- * Node/libuv must still get the exit status of the command. 'none': no child
- * to reap; 'blocked': the first one is Node's, which libuv has yet to take
- * (reapZombies can look past it).
- */
-export function reapOne(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked' {
-  const native = load();
-  if (!native) return 'none';
-  siginfo.fill(0);
-  // With no child of Node's in the way, one call reaps; else peek first (WNOWAIT), then reap by pid.
-  const direct = keep.size === 0;
-  if (native.waitid(P_ALL, 0, siginfo, WEXITED | WNOHANG | (direct ? 0 : WNOWAIT)) !== 0) return 'none'; // ECHILD: no children at all
-  const pid = siginfo.readInt32LE(SI_PID_OFFSET);
-  if (pid === 0) return 'none';
-  if (direct) {
-    const code = siginfo.readInt32LE(8);
-    const status = siginfo.readInt32LE(SI_PID_OFFSET + 8);
-    return code === CLD_EXITED ? { pid, code: status, signal: null } : { pid, code: null, signal: status };
-  }
-  if (keep.has(pid)) return 'blocked';
-  return reapPid(native, pid) ?? 'none';
-}
-
-/** Has this process any child at all, alive or zombie (waitid answers ECHILD when not)? O(1), unlike a walk of them. */
-export function hasChildren(): boolean | undefined {
-  const native = load();
-  if (!native) return undefined;
-  return native.waitid(P_ALL, 0, siginfo, WEXITED | WNOHANG | WNOWAIT) === 0;
-}
-
-function reapPid(native: Libc, pid: number): ReapedChild | undefined {
-  const status = [0];
-  if (native.waitpid(pid, status, WNOHANG) !== pid) return undefined;
-  const raw = status[0];
-  const signal = raw & 0x7f;
-  return signal === 0 ? { pid, code: (raw >> 8) & 0xff, signal: null } : { pid, code: null, signal };
-}
-
-/**
- * Reaps every zombie child that Node did not spawn, by a walk of gsup's
- * children: O(children), for when reapOne is blocked behind one of Node's.
- */
-export function reapZombies(keep: ReadonlySet<number>): ReapResult {
-  const native = load();
-  const result: ReapResult = { reaped: [], notYet: 0 };
-  if (!native) return result;
-  for (const pid of ownChildren()) {
-    if (keep.has(pid) || !isZombie(pid)) continue;
-    // A process whose main thread is a zombie is not reapable until its
-    // other threads are gone too (waitpid answers 0): the next SIGCHLD says when.
-    const child = reapPid(native, pid);
-    if (child) result.reaped.push(child);
-    else result.notYet++;
-  }
-  return result;
-}

@@ -2,19 +2,8 @@ import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
-import {
-  adoptOrphans,
-  closePidfd,
-  GroupSignalUnsupported,
-  hasChildren,
-  openPidfd,
-  ownChildren,
-  reapOne,
-  reapZombies,
-  releaseTerminal,
-  signalPidfd,
-  widenSignalPipe,
-} from './linux-native.js';
+import { closePidfd, GroupSignalUnsupported, openPidfd, releaseTerminal, signalPidfd, widenSignalPipe } from './linux-native.js';
+import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';

@@ -1,3 +1,4 @@
+import { signalNumber } from '../../src/signals.js';
 import { describe, expect, it } from 'vitest';
 import { exitStatus } from '../../src/engine/exit-status.js';
 import { onExitAction } from '../../src/engine/on-exit.js';
@@ -14,14 +15,14 @@ function snapshotOf(platform: FakePlatform) {
 
 describe('exitStatus', () => {
   it('maps codes, signals, spawn errors and success codes', () => {
-    expect(exitStatus({ code: 3, signal: null })).toBe(3);
-    expect(exitStatus({ code: null, signal: 'SIGTERM' })).toBe(143);
-    expect(exitStatus({ code: null, signal: 'SIGKILL' })).toBe(137);
-    expect(exitStatus({ code: null, signal: null, errorCode: 'ENOENT' })).toBe(127);
-    expect(exitStatus({ code: null, signal: null, errorCode: 'EACCES' })).toBe(126);
-    expect(exitStatus({ code: null, signal: null, errorCode: 'EMFILE' })).toBe(125);
-    expect(exitStatus({ code: 3, signal: null }, [3])).toBe(0);
-    expect(exitStatus({ code: null, signal: 'SIGTERM' }, [143])).toBe(0);
+    expect(exitStatus({ code: 3, signal: null }, [], signalNumber)).toBe(3);
+    expect(exitStatus({ code: null, signal: 'SIGTERM' }, [], signalNumber)).toBe(143);
+    expect(exitStatus({ code: null, signal: 'SIGKILL' }, [], signalNumber)).toBe(137);
+    expect(exitStatus({ code: null, signal: null, errorCode: 'ENOENT' }, [], signalNumber)).toBe(127);
+    expect(exitStatus({ code: null, signal: null, errorCode: 'EACCES' }, [], signalNumber)).toBe(126);
+    expect(exitStatus({ code: null, signal: null, errorCode: 'EMFILE' }, [], signalNumber)).toBe(125);
+    expect(exitStatus({ code: 3, signal: null }, [3], signalNumber)).toBe(0);
+    expect(exitStatus({ code: null, signal: 'SIGTERM' }, [143], signalNumber)).toBe(0);
   });
 });
 

@@ -1,5 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { RestartPolicy } from '../../src/engine/restart.js';
+import { decideRestart, firstRestartState, type RestartMode, type RestartState } from '../../src/engine/restart.js';
+
+/** The pure decision, threaded through its state the way the engine's step does. */
+class RestartPolicy {
+  private state: RestartState = firstRestartState();
+  constructor(
+    readonly restart: RestartMode,
+    readonly maxRestarts: number,
+    readonly restartDelay: number,
+  ) {}
+  decide(exit: { code: number | null; signal: NodeJS.Signals | null; errorCode?: string }, livedMs: number, sent: ReadonlySet<NodeJS.Signals>) {
+    const { decision, state } = decideRestart(this.state, this, exit, livedMs, sent);
+    this.state = state;
+    return decision;
+  }
+}
 
 const none = new Set<NodeJS.Signals>();
 const failed = { code: 1, signal: null };

@@ -1,8 +1,8 @@
-import type { HealthConfig } from './engine/health.js';
-import type { OnExitPolicy } from './engine/on-exit.js';
-import type { RestartMode } from './engine/restart.js';
-import type { TargetMode } from './engine/plan.js';
-import type { SignalName } from './platform/types.js';
+import type { SignalName } from '../platform/types.js';
+import type { HealthConfig } from './health.js';
+import type { OnExitPolicy } from './on-exit.js';
+import type { RestartMode } from './restart.js';
+import type { TargetMode } from './plan.js';
 
 /**
  * What one supervision is asked to do, every field set: the CLI builds it

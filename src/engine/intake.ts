@@ -1,0 +1,79 @@
+import type { Logger } from '../log.js';
+import type { SignalName } from '../platform/index.js';
+import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../signals.js';
+import type { TargetMode } from './plan.js';
+
+/** What a received signal means to the supervision, once gsup's own signals are taken out and the rules applied. */
+export type Intake =
+  | { kind: 'stop'; signal: SignalName; reason: string }
+  | { kind: 'forward'; signal: SignalName | null; suspend: boolean }
+  | { kind: 'none' };
+
+const NONE: Intake = { kind: 'none' };
+
+/**
+ * gsup's ears, O(1) per signal: the signals it caused itself (the pipe probe,
+ * giving the terminal up, a SIGPIPE of its own failed write) are not
+ * forwarded; the rest are rewritten once, here, and sorted into stop signals
+ * and signals to forward.
+ */
+export class SignalIntake {
+  /** Signals gsup caused itself, not yet received. */
+  private readonly own = new Map<SignalName, number>();
+
+  constructor(
+    private readonly rules: ReadonlyMap<SignalName, SignalName | null>,
+    private readonly mode: TargetMode,
+    private readonly logger: Logger,
+  ) {}
+
+  expectOwn(signal: SignalName): void {
+    this.own.set(signal, (this.own.get(signal) ?? 0) + 1);
+  }
+
+  /** The signal to send for one received (null: dropped by a rule). */
+  rewrite(received: SignalName): SignalName | null {
+    const rule = this.rules.get(received);
+    if (rule !== undefined || this.rules.has(received)) return rule ?? null;
+    // Ctrl+Z in group mode: the command's group is orphaned (its session is not gsup's), so the
+    // kernel discards SIGTSTP, SIGTTIN and SIGTTOU for it; SIGSTOP stops it as a terminal would.
+    if (this.mode === 'group' && JOB_CONTROL_SIGNALS.has(received)) return 'SIGSTOP';
+    return received;
+  }
+
+  /** Does this received signal stop the supervision (it goes first in the queue)? */
+  isStop(received: SignalName): boolean {
+    const signal = this.rewrite(received);
+    return signal !== null && STOP_SIGNALS.has(signal) && !JOB_CONTROL_SIGNALS.has(received);
+  }
+
+  take(received: SignalName): Intake {
+    if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return NONE; // raised by our own write to a closed stderr
+    if (this.own.size > 0 && this.takeOwn(received)) return NONE; // the pipe probe; the terminal given up
+    const signal = this.rewrite(received);
+    // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own suspension (dumb-init's way).
+    if (JOB_CONTROL_SIGNALS.has(received)) return { kind: 'forward', signal, suspend: true };
+    if (signal === null) {
+      this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
+      return NONE;
+    }
+    if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
+    if (STOP_SIGNALS.has(signal)) return { kind: 'stop', signal, reason: `${received} received` };
+    return { kind: 'forward', signal, suspend: false };
+  }
+
+  /** A stop signal that came before the spawn (taken by Node's start-up handler, or held): then there is no spawn. */
+  stopBeforeSpawn(swallowed: SignalName | undefined, held: readonly SignalName[]): SignalName | undefined {
+    if (swallowed) return this.rewrite(swallowed) ?? undefined;
+    for (const received of held) if (this.isStop(received)) return this.rewrite(received) ?? undefined;
+    return undefined;
+  }
+
+  private takeOwn(signal: SignalName): boolean {
+    const count = this.own.get(signal);
+    if (!count) return false;
+    if (count === 1) this.own.delete(signal);
+    else this.own.set(signal, count - 1);
+    return true;
+  }
+}

@@ -1,0 +1,63 @@
+import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
+import { formatDuration } from './format.js';
+import { restartAfterUnhealthy, type RestartDecision } from './restart.js';
+import type { CommandExit } from './spawn.js';
+import type { Facts, In, LogLevel, Out, Record, RestartPlan, Run, State } from './state.js';
+
+// Decisions shared by the phases: a new run, a restart, and the end.
+
+// While the command's exit is awaited at the end, its state is checked this often.
+const CHECK_MS = 50;
+
+export function log(out: Out, level: LogLevel, event: string, message: string, fields?: { [key: string]: unknown }): void {
+  out.push(fields ? { kind: 'log', level, event, message, fields } : { kind: 'log', level, event, message });
+}
+
+export function spawn(record: Record, facts: Facts, out: Out): State {
+  const run: Run = { id: record.runs + 1, startedAt: facts.now };
+  out.push({ kind: 'spawn', run: run.id });
+  return { phase: 'running', record: { ...record, runs: run.id }, run };
+}
+
+export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | undefined {
+  if (!decision.restart) return undefined;
+  return { delayMs: decision.delayMs, reason: `${decision.reason} (restart ${decision.attempt} of ${facts.config.maxRestarts})` };
+}
+
+export function ending(state: { record: Record; run: Run; exit: CommandExit | undefined }): In<'ending'> {
+  return { phase: 'ending', record: state.record, run: state.run, exit: state.exit };
+}
+
+export function enterRestart(state: { record: Record; run: Run; exit: CommandExit }, restart: RestartPlan, out: Out): State {
+  log(out, 'notice', 'restart', `command ${restart.reason}: restarting in ${formatDuration(restart.delayMs)}`, { delayMs: restart.delayMs, reason: restart.reason });
+  out.push({ kind: 'set-timer', name: 'restart-delay', ms: restart.delayMs });
+  return { phase: 'restarting', record: state.record, run: state.run, exit: state.exit, restart };
+}
+
+/** After a stop for failed health checks: a restart as `--restart` says (a failure), or gsup's exit, never 0. */
+export function afterUnhealthy(state: In<'ending'>, restart: boolean, facts: Facts, out: Out): State {
+  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, facts.now - state.run.startedAt) : undefined;
+  const record = decision ? { ...state.record, restarts: decision.state } : state.record;
+  const plan = decision && planOf(decision.decision, facts);
+  if (plan) return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
+  if (decision?.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
+  return finish({ ...state, record: { ...record, unhealthyExit: true } }, out);
+}
+
+/** 6. Exit once libuv has reported the command (the check nudges it) and the orphans are reaped. */
+export function finish(state: In<'ending'>, out: Out): State {
+  out.push(state.exit ? { kind: 'sweep' } : { kind: 'ensure-timer', name: 'check', ms: CHECK_MS });
+  return state;
+}
+
+export function exitCode(record: Record, exit: CommandExit, facts: Facts): number {
+  if (record.faults > 0) return EXIT_INTERNAL;
+  const status = exitStatus(exit, facts.config.successExit, facts.signalNumber);
+  // Stopped for failed health checks: an app that exits 0 on SIGTERM has still failed.
+  return record.unhealthyExit && status === 0 ? 1 : status;
+}
+
+export function done(record: Record, exit: CommandExit, code: number, out: Out): State {
+  out.push({ kind: 'exit', exitCode: code, exit });
+  return { phase: 'done', record, exitCode: code, exit };
+}

@@ -1,0 +1,46 @@
+import type { Logger } from '../log.js';
+import type { Platform } from '../platform/index.js';
+import type { SuperviseOptions } from './api.js';
+import { Children } from './children.js';
+import type { SupervisorConfig } from './config.js';
+import { Forwarder } from './forwarder.js';
+import { HealthChecks } from './health.js';
+import { Pm2Supervision } from './pm2.js';
+import type { EngineEvent } from './queue.js';
+import { Relayers } from './relayers.js';
+import { ScanScheduler } from './scans.js';
+import { StopRounds } from './stop-rounds.js';
+import { ProcessTree } from './tree.js';
+
+/** The parts of one supervision that act on the world, wired to its queue: what the shell carries effects out with. */
+export function wire(
+  command: string,
+  config: SupervisorConfig,
+  options: SuperviseOptions,
+  platform: Platform,
+  logger: Logger,
+  abort: AbortSignal,
+  push: (event: EngineEvent) => void,
+) {
+  const cwd = options.cwd ?? '/';
+  const env = options.env ?? process.env;
+  const fault = (error: unknown) => push({ kind: 'fault', error });
+  const tree = new ProcessTree(platform);
+  const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
+  const children = new Children(platform, logger);
+  const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, env, () => children.reaping, command, cwd) : undefined;
+  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, options.suspendSelf);
+  const stops = new StopRounds(platform, logger, forwarder, new Relayers(platform), children, pm2);
+  // A probe command is Node's child (libuv reaps it), and its group no part of the tree while it lives.
+  const probes = {
+    platform,
+    cwd,
+    env,
+    spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
+    ended: (pid: number) => children.spawnedByNode.delete(pid),
+  };
+  const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
+  return { tree, scans, children, pm2, forwarder, stops, health };
+}
+
+export type Parts = ReturnType<typeof wire>;
