@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import { initialState, step, type Effect, type Facts, type Input, type MachineConfig, type Phase, type State } from '../../src/engine/machine.js';
+import type { Stop } from '../../src/engine/state.js';
+import { signalNumber } from '../../src/signals.js';
+import type { ProcessInfo } from '../../src/platform/index.js';
+
+// The machine alone: pure, no process, no timer. Every phase × every input,
+// then the decisions that matter most, one by one.
+
+const config: MachineConfig = {
+  killTimeout: 10_000,
+  stopDelay: 0,
+  onExit: 'auto',
+  successExit: [],
+  restart: 'never',
+  maxRestarts: 10,
+  restartDelay: 1000,
+  healthIntervalMs: undefined,
+};
+const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({ now, config: { ...config, ...overrides }, signalNumber });
+
+const record = initialState().record;
+const run = { id: 1, startedAt: 0 };
+const exit0 = { code: 0, signal: null };
+const stop = (overrides: Partial<Stop> = {}): Stop => ({ signal: 'SIGTERM', then: 'exit', cause: 'signal', received: 1, again: undefined, plan: undefined, ...overrides });
+const info = (pid: number, pgid: number): ProcessInfo => ({ pid, ppid: 1, pgid, sid: pgid, state: 'S', startTime: pid, name: 'app' });
+
+/** One state of every phase, with the data it needs. */
+const PHASES: { [P in Phase]: State } = {
+  starting: initialState(),
+  running: { phase: 'running', record: { ...record, runs: 1 }, run },
+  exited: { phase: 'exited', record, run, exit: exit0, restart: undefined },
+  daemons: { phase: 'daemons', record: { ...record, stayed: true }, run, exit: exit0 },
+  restarting: { phase: 'restarting', record, run, exit: { code: 1, signal: null }, restart: { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' } },
+  'stop-delay': { phase: 'stop-delay', record, run, exit: undefined, stop: stop() },
+  stopping: { phase: 'stopping', record, run, exit: undefined, stop: stop() },
+  killing: { phase: 'killing', record, run, exit: undefined, stop: stop(), killStartedAt: 99_000 },
+  ending: { phase: 'ending', record, run, exit: exit0 },
+  done: { phase: 'done', record, exitCode: 0, exit: exit0 },
+};
+
+const INPUTS: Input[] = [
+  { kind: 'start', stopFirst: undefined },
+  { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+  { kind: 'command-exit', run: 1, exit: exit0, sent: new Set(), treeGone: true, mayHaveDaemon: false },
+  { kind: 'reaped', exits: [{ code: 4, signal: null }] },
+  { kind: 'child-gone', treeGone: true },
+  { kind: 'child-gone', treeGone: false },
+  { kind: 'looked', alive: [], commandPgid: undefined },
+  { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 },
+  ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health'] as const).map((name): Input => ({ kind: 'timer', name })),
+  { kind: 'health', run: 1, unhealthy: true },
+  { kind: 'health', run: 1, unhealthy: false },
+  { kind: 'swept', notYet: 0 },
+  { kind: 'swept', notYet: 2 },
+  { kind: 'fault', message: 'boom' },
+];
+
+const kinds = (effects: Effect[]) => effects.map((effect) => effect.kind);
+const logged = (effects: Effect[]) => effects.flatMap((effect) => (effect.kind === 'log' ? [effect.message] : []));
+
+describe('step: every phase × every input', () => {
+  for (const [phase, state] of Object.entries(PHASES)) {
+    it.each(INPUTS.map((input) => [`${input.kind} ${JSON.stringify(input).slice(0, 60)}`, input] as const))(`${phase} + %s`, (_, input) => {
+      const before = JSON.stringify(state);
+      const { state: next, effects } = step(state, input, facts());
+      expect(JSON.stringify(state)).toBe(before); // pure: the old state is untouched
+      // The end is said once, as an effect, exactly when the phase becomes done.
+      expect(kinds(effects).filter((kind) => kind === 'exit')).toHaveLength(next.phase === 'done' && state.phase !== 'done' ? 1 : 0);
+      if (state.phase === 'done') {
+        expect(next).toBe(state);
+        expect(effects).toEqual([]);
+      }
+      // A stop that begins is announced and pauses the probes.
+      if (kinds(effects).includes('begin-stop')) expect(kinds(effects)).toContain('pause-health');
+      // Only an exited supervision exits with a status of 0 after failed health checks.
+      const end = effects.find((effect) => effect.kind === 'exit');
+      if (end?.kind === 'exit' && next.record.unhealthyExit) expect(end.exitCode).not.toBe(0);
+    });
+  }
+});
+
+describe('step: the decisions, one by one', () => {
+  it('a stop signal: the first starts the stop (a fresh look, the kill timeout), with the stop delay for SIGTERM only', () => {
+    const first = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts({ stopDelay: 2000 }));
+    expect(first.state.phase).toBe('stop-delay');
+    expect(first.effects).toContainEqual({ kind: 'set-timer', name: 'stop-delay', ms: 2000 });
+    const int = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' }, facts({ stopDelay: 2000 }));
+    expect(int.state.phase).toBe('stopping');
+    expect(int.effects).toContainEqual({ kind: 'set-timer', name: 'kill-timeout', ms: 10_000 });
+    expect(int.effects).toContainEqual({ kind: 'look', delayMs: 0 });
+  });
+
+  it('the second stop signal is forwarded: held for the next look, then sent to everyone reached', () => {
+    const second = step(PHASES.stopping, { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' }, facts());
+    expect(second.state.phase).toBe('stopping');
+    expect(second.state.phase === 'stopping' && second.state.stop.again).toBe('SIGINT');
+    expect(second.effects).toContainEqual({ kind: 'look', delayMs: 0 });
+    const round = step(second.state, { kind: 'looked', alive: [info(500, 500)], commandPgid: 500 }, facts());
+    expect(round.effects).toContainEqual({ kind: 'stop-round', signal: 'SIGTERM', again: 'SIGINT' });
+    // Once: the next look sends the stop signal to new roots only.
+    const next = step(round.state, { kind: 'looked', alive: [info(500, 500)], commandPgid: 500 }, facts());
+    expect(next.effects).toContainEqual({ kind: 'stop-round', signal: 'SIGTERM', again: undefined });
+  });
+
+  it('the third stop signal kills the tree at once', () => {
+    const third = step({ ...PHASES.stopping, stop: stop({ received: 2 }) } as State, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    expect(third.state.phase).toBe('killing');
+    expect(kinds(third.effects)).toEqual(expect.arrayContaining(['clear-timer', 'kill-command-group', 'look']));
+    expect(logged(third.effects)).toEqual(['SIGTERM received: third stop signal, killing the tree now']);
+  });
+
+  it('a stop signal cancels a restart: during its delay (no spawn, the last status), and during the stop of what the last run left', () => {
+    const waiting = step(PHASES.restarting, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    expect(waiting.state.phase).toBe('ending');
+    expect(kinds(waiting.effects)).not.toContain('spawn');
+    expect(logged(waiting.effects)).toEqual(['SIGTERM received: no restart']);
+    const plan = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
+    const cleanup: State = { phase: 'stopping', record, run, exit: { code: 1, signal: null }, stop: stop({ then: 'restart', cause: 'gsup', received: 0, plan }) };
+    const cancelled = step(cleanup, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    expect(cancelled.state.phase === 'stopping' && cancelled.state.stop.then).toBe('exit');
+    const ended = step(cancelled.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    expect(ended.state.phase).toBe('ending'); // not restarting
+    // Without the stop signal, the same stop ends in the restart.
+    expect(step(cleanup, { kind: 'looked', alive: [], commandPgid: undefined }, facts()).state.phase).toBe('restarting');
+  });
+
+  it('after a stop for failed health checks, gsup never exits 0 (an app that exits 0 on SIGTERM has still failed)', () => {
+    const unhealthy = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts());
+    expect(unhealthy.state.phase).toBe('stopping');
+    const gone = step({ ...unhealthy.state, exit: exit0 } as State, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
+    expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 1 });
+  });
+
+  it('--on-exit stop: what the command left is stopped (SIGTERM, no delay, a stop gsup began: the first signal received joins it)', () => {
+    const left = step(PHASES.exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts({ onExit: 'stop', stopDelay: 5000 }));
+    expect(left.state.phase).toBe('stopping');
+    expect(left.state.phase === 'stopping' && left.state.stop).toMatchObject({ signal: 'SIGTERM', cause: 'gsup', received: 0 });
+    expect(kinds(left.effects)).toContain('begin-stop');
+    // auto: exit 0 leaving only daemons outside the command's group → stay for them.
+    expect(step(PHASES.exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts()).state.phase).toBe('daemons');
+  });
+
+  it('pairs no test covered before: a fault in the stop delay, the restart wait and the end; a health verdict after the exit; a stop signal while staying for daemons', () => {
+    const delayFault = step(PHASES['stop-delay'], { kind: 'fault', message: 'x' }, facts());
+    expect(delayFault.state.phase).toBe('stopping'); // the stop signal goes out now
+    const restartFault = step(PHASES.restarting, { kind: 'fault', message: 'x' }, facts());
+    expect(restartFault.state.phase).toBe('ending');
+    expect(kinds(restartFault.effects)).toContain('sweep');
+    const endingFault = step(PHASES.ending, { kind: 'fault', message: 'x' }, facts());
+    expect(endingFault.state.record.faults).toBe(1);
+    const endOfFault = step(endingFault.state, { kind: 'swept', notYet: 0 }, facts());
+    expect(endOfFault.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 125 });
+    expect(step(PHASES.exited, { kind: 'health', run: 1, unhealthy: true }, facts()).state).toBe(PHASES.exited);
+    const daemons = step(PHASES.daemons, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    expect(daemons.state.phase).toBe('stopping');
+    expect(daemons.state.phase === 'stopping' && daemons.state.exit).toEqual(exit0);
+  });
+
+  it('staying for daemons, the last one reaped gives gsup its status', () => {
+    const reaped = step(PHASES.daemons, { kind: 'reaped', exits: [{ code: 3, signal: null }, { code: 4, signal: null }] }, facts());
+    const gone = step(reaped.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
+    expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 4 });
+  });
+
+  it('a stop signal before the spawn: no spawn, exit 128+N', () => {
+    const early = step(initialState(), { kind: 'start', stopFirst: 'SIGINT' }, facts());
+    expect(kinds(early.effects)).not.toContain('spawn');
+    expect(early.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 130 });
+  });
+
+  it('killing gives up after 5 s of SIGKILL that does not end what is left', () => {
+    const stuck = step(PHASES.killing, { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 }, facts({}, 99_000 + 5001));
+    expect(kinds(stuck.effects)).toEqual(expect.arrayContaining(['give-up-killing', 'end-stop']));
+    const still = step(PHASES.killing, { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 }, facts({}, 99_000 + 100));
+    expect(kinds(still.effects)).toEqual(['kill-round', 'look']);
+  });
+});
