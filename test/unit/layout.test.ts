@@ -1,0 +1,23 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/gsup.js';
+
+// One concern per file: no file of src/ grows past 300 lines (the layering itself is `npm run lint:layers`).
+const MAX_LINES = 300;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? sources(path) : entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('layout', () => {
+  it(`no file in src/ is over ${MAX_LINES} lines`, () => {
+    const files = sources(join(ROOT, 'src'));
+    expect(files.length).toBeGreaterThan(20);
+    const long = files.map((path) => [relative(ROOT, path), readFileSync(path, 'utf8').split('\n').length - 1] as const).filter(([, lines]) => lines > MAX_LINES);
+    expect(long).toEqual([]);
+  });
+});
