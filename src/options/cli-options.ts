@@ -1,32 +1,21 @@
 import type { LogFormat } from '../log.js';
-import { ON_EXIT_POLICIES, type OnExitPolicy } from '../engine/on-exit.js';
-import { RESTART_MODES, type RestartMode } from '../engine/restart.js';
-import { TARGET_MODES, type TargetMode } from '../engine/plan.js';
+import { ON_EXIT_POLICIES } from '../engine/on-exit.js';
+import { RESTART_MODES } from '../engine/restart.js';
+import { TARGET_MODES } from '../engine/plan.js';
 import type { SignalName } from '../platform/index.js';
-import { DEFAULT_CONFIG } from '../engine/config.js';
+import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config.js';
 import type { HealthConfig } from '../engine/health.js';
 import { parseDuration } from './duration.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseRewrite } from './signals.js';
 
-export interface CliOptions {
+/** What the command line asks for: the engine's configuration, the command, and gsup's own logging. */
+export interface CliOptions extends SupervisorConfig {
   command: string;
   args: string[];
-  killTimeout: number;
-  target: TargetMode;
-  rewrite: Map<SignalName, SignalName | null>;
-  stopDelay: number;
-  onExit: OnExitPolicy;
-  successExit: number[];
   verbosity: number;
   logFormat: LogFormat;
-  subreaper: boolean;
-  pm2: boolean;
-  restart: RestartMode;
-  maxRestarts: number;
-  restartDelay: number;
-  health: HealthConfig | undefined;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */

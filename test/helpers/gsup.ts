@@ -50,12 +50,20 @@ export class Run {
     this.read(this.child.stdout!, this.stdout);
     this.read(this.child.stderr!, this.stderr);
     // 'close' waits for the output pipes too; a process left behind (--on-exit
-    // exit) may hold them open, so after 'exit' it gets a bounded second.
+    // exit) may hold them open, so after 'exit' the output gets until it has
+    // been quiet for a second (a flood's 30,000 lines may still be arriving).
     const closed = new Promise<void>((resolve) => this.child.on('close', () => resolve()));
+    const quiet = () =>
+      new Promise<void>((resolve) => {
+        let timer = setTimeout(resolve, 1000);
+        const again = () => (clearTimeout(timer), (timer = setTimeout(resolve, 1000)));
+        this.child.stdout!.on('data', again);
+        this.child.stderr!.on('data', again);
+      });
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
         const exit = { code, signal };
-        void Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]).then(() => {
+        void Promise.race([closed, quiet()]).then(() => {
           this.exit = exit;
           this.notify();
           resolve(exit);
