@@ -3,13 +3,26 @@ import { createLogger } from './log.js';
 import { parseCommandLine, type CliOptions } from './options/cli-options.js';
 import { listen, type SignalInbox } from './inbox.js';
 import { EXIT_INTERNAL } from './engine/exit-status.js';
+import { formatDuration } from './engine/format.js';
+import { StatusBoard } from './engine/status-board.js';
 import { supervise } from './engine/supervisor.js';
 
 declare const GSUP_VERSION: string;
 
 async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
-  const { command, args, verbosity, logFormat, ...config } = options;
+  const { command, args, verbosity, logFormat, status, grace, ...config } = options;
   const logger = await createLogger({ verbosity, format: logFormat });
+  if (grace !== undefined) {
+    logger.info('grace', `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, then the kill timeout ${formatDuration(config.killTimeout)}`, {
+      graceMs: grace,
+      stopDelayMs: config.stopDelay,
+      killTimeoutMs: config.killTimeout,
+    });
+  }
+  // The status endpoint is bound before anything runs: a taken port is gsup's own error (125).
+  const board = status && new StatusBoard();
+  // node:http is loaded only then: `gsup -- node app.js` does not pay for it at start-up.
+  if (status && board) await (await import('./status-server.js')).serveStatus(board, status.port, status.host);
   // gsup keeps no mount busy, and the command never sees its parent elsewhere: / before the first spawn.
   const cwd = leaveStartDirectory();
   const handle = supervise(command, args, {
@@ -17,6 +30,7 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
     cwd,
     logger,
     inbox,
+    status: board,
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
     terminal: true,

@@ -3,6 +3,7 @@ import type { SupervisorConfig } from './config.js';
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
 import type { SpawnedCommand, SpawnFunction } from './spawn.js';
+import type { StatusBoard } from './status-board.js';
 
 // What `supervise()` takes and gives.
 
@@ -21,6 +22,8 @@ export interface SuperviseOptions extends Partial<SupervisorConfig> {
   terminal?: boolean;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
+  /** Where to publish readiness and metrics for the orchestrator (the CLI's status endpoint reads it). */
+  status?: StatusBoard;
   /** Signals received before the engine was built (the CLI's early handlers): handed over in order, then each as it comes. */
   inbox?: { attach(listener: (signal: SignalName) => void): void; readonly swallowed?: SignalName };
 }

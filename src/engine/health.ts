@@ -19,6 +19,8 @@ export interface HealthConfig {
   retries: number;
   /** Failures in this time after a start do not count; a success ends it. */
   startPeriodMs: number;
+  /** The interval while the status is still `starting`, inside the start period (Docker 25's --start-interval). */
+  startIntervalMs: number;
 }
 
 export interface ProbeResult {
@@ -158,6 +160,12 @@ export class HealthRecord {
     this.started = false;
   }
 
+  /** The time to the next round: the start interval while still starting inside the start period, else the interval. */
+  nextIntervalMs(now: number): number {
+    const starting = this.state === 'starting' && now - this.startedAt < this.config.startPeriodMs;
+    return starting ? Math.min(this.config.startIntervalMs, this.config.intervalMs) : this.config.intervalMs;
+  }
+
   /** Counts one result; returns the state it leads to, and whether the failure counted. */
   record(result: ProbeResult, now: number): { state: HealthState; counted: boolean } {
     if (result.ok) {
@@ -198,6 +206,15 @@ export class HealthChecks {
   reset(now: number): void {
     this.pause();
     this.record.reset(now);
+  }
+
+  nextIntervalMs(now: number): number {
+    return this.record.nextIntervalMs(now);
+  }
+
+  /** Where the checks stand: `starting` until the first pass of this run. */
+  get state(): HealthState {
+    return this.record.state;
   }
 
   /** Runs every probe once, off the loop (none while a round is in flight). */

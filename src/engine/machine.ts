@@ -144,7 +144,6 @@ function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: 
 }
 
 function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
-  const { healthIntervalMs } = facts.config;
   switch (name) {
     case 'stop-delay':
       return state.phase === 'stop-delay' ? sendStop(state, facts, out) : state;
@@ -158,7 +157,7 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       return state.phase === 'ending' ? finish(state, out) : state;
     case 'health':
       // Time for a round of probes while the command (or what it handed over) runs; deciding what next: ask again later.
-      if (state.phase === 'exited' && healthIntervalMs !== undefined) out.push({ kind: 'set-timer', name: 'health', ms: healthIntervalMs });
+      if (state.phase === 'exited' && facts.config.probes) out.push({ kind: 'schedule-probe' });
       if (state.phase === 'running' || state.phase === 'daemons') out.push({ kind: 'probe', run: state.run.id });
       return state;
     case 'check':
@@ -169,7 +168,7 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
 function health(state: State, run: number, unhealthy: boolean, facts: Facts, out: Out): State {
   if ((state.phase !== 'running' && state.phase !== 'daemons') || run !== state.run.id) return state;
   if (!unhealthy) {
-    if (facts.config.healthIntervalMs !== undefined) out.push({ kind: 'set-timer', name: 'health', ms: facts.config.healthIntervalMs });
+    if (facts.config.probes) out.push({ kind: 'schedule-probe' });
     return state;
   }
   // A hung event loop will not handle SIGTERM: the kill timeout ends it.

@@ -24,8 +24,8 @@ export interface MachineConfig {
   readonly restart: RestartMode;
   readonly maxRestarts: number;
   readonly restartDelay: number;
-  /** The health checks' interval, when a probe is configured. */
-  readonly healthIntervalMs: number | undefined;
+  /** Whether health probes are configured (their schedule is the health checks' own: Docker's rules). */
+  readonly probes: boolean;
 }
 
 /** One run of the command, as step knows it. */
@@ -118,6 +118,8 @@ export type Effect =
   | { kind: 'log'; level: LogLevel; event: string; message: string; fields?: { [key: string]: unknown } }
   | { kind: 'pause-health' }
   | { kind: 'probe'; run: number }
+  /** The next round of probes after the health checks' own interval (the start interval while still starting). */
+  | { kind: 'schedule-probe' }
   /** A stop begins: from now on who has had its signal is recorded. */
   | { kind: 'begin-stop' }
   /** The stop signal to every root not reached yet (and `again` to everyone reached), on this look. */

@@ -34,8 +34,9 @@ export class StopRounds {
     this.record = new StopRecord(now);
   }
 
-  /** The stop signal to every root not reached yet, `again` (a second stop signal) to everyone reached. */
-  round(snapshot: TreeSnapshot, signal: SignalName, again: SignalName | undefined, run: CommandRun, facts: ForwardFacts): void {
+  /** The stop signal to every root not reached yet, `again` (a second stop signal) to everyone reached; returns the signals sent. */
+  round(snapshot: TreeSnapshot, signal: SignalName, again: SignalName | undefined, run: CommandRun, facts: ForwardFacts): SignalName[] {
+    const sentSignals: SignalName[] = [];
     const stop = this.record;
     stop.saw(snapshot);
     const route = this.forwarder.plan(snapshot, signal, true, facts);
@@ -43,14 +44,16 @@ export class StopRounds {
     const pm2Kill = this.pm2KillHeld(route.pm2Kill, run) ? [] : stop.takePm2(route.pm2Kill, route.managed, snapshot);
     const sent = new Set([...pm2Kill.map((manager) => manager.info.pid), ...fresh.flatMap(membersOf).map((info) => info.pid)]);
     if (sent.size > 0) this.pm2?.announce(route, signal, (manager) => sent.has(manager.info.pid));
+    if (fresh.length > 0 || pm2Kill.length > 0) sentSignals.push(signal);
     if (fresh.length > 0) this.deliver(fresh, signal, run);
     if (again) {
       // The stop signal received again: once to everyone the stop signal reached (pm2's apps are pm2's to stop).
       const reached = stop.reachedOf(route.targets);
-      if (reached.length > 0) this.deliver(reached, again, run);
+      if (reached.length > 0) (this.deliver(reached, again, run), sentSignals.push(again));
     }
     const pm2 = this.pm2;
     if (pm2) for (const manager of pm2Kill) this.children.spawnHelper(() => pm2.kill(manager, (pid) => this.children.helperExited(pid)));
+    return sentSignals;
   }
 
   /**
@@ -93,10 +96,11 @@ export class StopRounds {
     this.record.survived(alive);
   }
 
-  /** 5. The one summary line. */
-  end(now: number): void {
+  /** 5. The one summary line; returns how long the stop took, in ms. */
+  end(now: number): number {
     if (this.record.anyKilled) this.killed = true;
     const { message, fields } = this.record.summary(now);
     this.logger.notice('stopped', message, fields);
+    return now - this.record.startedAt;
   }
 }

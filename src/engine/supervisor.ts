@@ -3,7 +3,7 @@ import { currentPlatform, type Platform, type SignalName } from '../platform/ind
 import { signalNumber } from '../signals.js';
 import { supervisorHandle, type SuperviseOptions, type SupervisorHandle, type SupervisorResult } from './api.js';
 import { resolveConfig, type SupervisorConfig } from './config.js';
-import { spawnErrorMessage } from './exit-status.js';
+import { exitStatus, spawnErrorMessage } from './exit-status.js';
 import { describeExit } from './format.js';
 import type { ForwardFacts } from './forwarder.js';
 import type { ProbeResult } from './health.js';
@@ -72,7 +72,7 @@ class Supervisor {
     private readonly options: SuperviseOptions,
   ) {
     const config = (this.config = resolveConfig(options));
-    this.machine = { ...config, healthIntervalMs: config.health?.intervalMs };
+    this.machine = { ...config, probes: config.health !== undefined };
     this.cwd = startDirectory(options.cwd);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
@@ -139,6 +139,7 @@ class Supervisor {
       for (const effect of effects) this.perform(effect);
       this.inputs.shift();
     }
+    this.options.status?.observe(this.state, this.parts.health?.state, this.run.unreaped());
   }
 
   private perform(effect: Effect): void {
@@ -161,10 +162,13 @@ class Supervisor {
         return this.parts.health?.pause();
       case 'probe':
         return this.parts.health?.start(effect.run);
+      case 'schedule-probe':
+        return this.parts.health && this.timers.set('health', this.parts.health.nextIntervalMs(Date.now()));
       case 'begin-stop':
         return this.parts.stops.begin(Date.now());
       case 'stop-round':
-        return looked && this.parts.stops.round(looked, effect.signal, effect.again, this.run, this.forwardFacts());
+        if (looked) for (const signal of this.parts.stops.round(looked, effect.signal, effect.again, this.run, this.forwardFacts())) this.options.status?.countForward(signal);
+        return;
       case 'kill-command-group':
         return this.parts.stops.killCommandGroup(this.run, this.parts.scans.latest);
       case 'kill-round':
@@ -172,7 +176,7 @@ class Supervisor {
       case 'give-up-killing':
         return this.parts.stops.giveUp(looked?.alive ?? []);
       case 'end-stop':
-        return this.parts.stops.end(Date.now());
+        return this.options.status?.stopTook(this.parts.stops.end(Date.now()));
       case 'sweep': {
         const { reaped, notYet } = this.parts.children.sweep();
         this.apply({ kind: 'reaped', exits: reaped });
@@ -188,7 +192,10 @@ class Supervisor {
     if (++this.signalsSinceCheck >= FLOOD_SIGNALS) this.timers.ensure('check', CHECK_MS);
     const intake = this.intake.take(received);
     if (intake.kind === 'stop') this.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
-    else if (intake.kind === 'forward') this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend });
+    else if (intake.kind === 'forward') {
+      if (intake.signal) this.options.status?.countForward(intake.signal);
+      this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend });
+    }
   }
 
   private onExit(runId: number, exit: CommandExit): void {
@@ -196,6 +203,7 @@ class Supervisor {
     if (runId !== run.id) return;
     run.exit = exit;
     if (run.pid !== undefined) this.parts.children.spawnedByNode.delete(run.pid);
+    if (this.options.status) this.options.status.lastExitCode = exitStatus(exit, this.config.successExit, signalNumber);
     // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
     const command = this.parts.tree.commandInfo;
     if (this.parts.pm2 && command && runsPm2Cli(this.command, run.args)) this.parts.pm2.cliLived(command, this.platform.startTimeNow());
@@ -223,6 +231,7 @@ class Supervisor {
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
     if (this.logger.enabled('info')) logTreeChanges(this.logger, this.platform, snapshot);
+    if (this.options.status) this.options.status.treeProcesses = snapshot.alive.length;
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {
       this.managers = await this.parts.pm2.find(snapshot);
@@ -250,6 +259,7 @@ class Supervisor {
   private onHealth(runId: number, result: ProbeResult): void {
     const { parts: { health }, state } = this;
     if (!health || (state.phase !== 'running' && state.phase !== 'daemons') || runId !== state.run.id) return;
+    if (this.options.status) this.options.status.healthChecks[result.ok ? 'pass' : 'fail']++;
     this.apply({ kind: 'health', run: runId, unhealthy: health.judge(result, Date.now()) === 'unhealthy' });
   }
 
@@ -263,7 +273,7 @@ class Supervisor {
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
     if (this.parts.health && run.pid !== undefined) {
       this.parts.health.reset(Date.now());
-      this.timers.set('health', this.parts.health.config.intervalMs);
+      this.timers.set('health', this.parts.health.nextIntervalMs(Date.now()));
     }
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }

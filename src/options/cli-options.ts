@@ -6,6 +6,7 @@ import type { SignalName } from '../platform/index.js';
 import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config.js';
 import type { HealthConfig } from '../engine/health.js';
 import { parseDuration } from './duration.js';
+import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseRewrite } from './signals.js';
@@ -16,6 +17,10 @@ export interface CliOptions extends SupervisorConfig {
   args: string[];
   verbosity: number;
   logFormat: LogFormat;
+  /** Where to serve /livez, /readyz and /metrics; undefined: no status endpoint. */
+  status: { port: number; host: string } | undefined;
+  /** The orchestrator's grace period (ms), when given: the kill timeout was fitted into it. */
+  grace: number | undefined;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -29,6 +34,11 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], what: str
 function count(text: string, what: string): number {
   if (/^\d+$/.test(text.trim())) return Number(text);
   throw new UsageError(`invalid number ${quoted(text)} for ${what}: expected a whole number`);
+}
+
+function port(text: string, what: string): number {
+  if (/^\d+$/.test(text.trim()) && Number(text) >= 1 && Number(text) <= 65535) return Number(text);
+  throw new UsageError(`invalid port ${quoted(text)} for ${what}: expected 1-65535`);
 }
 
 function exitCode(text: string, what: string): number {
@@ -80,6 +90,7 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   const intervalMs = positive(pick('healthInterval', '--health-interval', 'GSUP_HEALTH_INTERVAL'), parseDuration, 30_000);
   const timeoutMs = positive(pick('healthTimeout', '--health-timeout', 'GSUP_HEALTH_TIMEOUT'), parseDuration, 5000);
   const startPeriodMs = positive(pick('healthStartPeriod', '--health-start-period', 'GSUP_HEALTH_START_PERIOD'), parseDuration, 0, true);
+  const startIntervalMs = positive(pick('healthStartInterval', '--health-start-interval', 'GSUP_HEALTH_START_INTERVAL'), parseDuration, 5000);
   const maxAgeMs = positive(pick('healthMaxAge', '--health-max-age', 'GSUP_HEALTH_MAX_AGE'), parseDuration, 2 * intervalMs);
   const retries = positive(pick('healthRetries', '--health-retries', 'GSUP_HEALTH_RETRIES'), count, 3);
   for (const given of [cmd, url, file]) {
@@ -87,7 +98,7 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   }
   if (url) checkUrl(...url);
   if (!cmd && !url && !file) return undefined;
-  return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, maxAgeMs, retries };
+  return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, startIntervalMs, maxAgeMs, retries };
 }
 
 /**
@@ -121,8 +132,17 @@ export async function parseCommandLine(
     return list(env[variable] ?? '').map((value) => [value, variable]);
   };
 
-  const killTimeout = pick('killTimeout', '--kill-timeout', 'GSUP_KILL_TIMEOUT');
-  const stopDelay = pick('stopDelay', '--stop-delay', 'GSUP_STOP_DELAY');
+  const duration = (given: [string, string] | undefined) => given && { ms: parseDuration(...given), what: given[1] };
+  const stopDelay = duration(pick('stopDelay', '--stop-delay', 'GSUP_STOP_DELAY')) ?? { ms: DEFAULT_CONFIG.stopDelay, what: '--stop-delay' };
+  const grace = duration(pick('grace', '--grace', 'GSUP_GRACE'));
+  const killTimeout = killTimeoutWithin(
+    grace,
+    duration(pick('killTimeout', '--kill-timeout', 'GSUP_KILL_TIMEOUT')),
+    stopDelay,
+    DEFAULT_CONFIG.killTimeout,
+  );
+  const statusPort = pick('statusPort', '--status-port', 'GSUP_STATUS_PORT');
+  const statusHost = pick('statusHost', '--status-host', 'GSUP_STATUS_HOST')?.[0] ?? '0.0.0.0';
   const target = pick('target', '--target', 'GSUP_TARGET');
   const onExit = pick('onExit', '--on-exit', 'GSUP_ON_EXIT');
   const logFormat = pick('logFormat', '--log-format', 'GSUP_LOG_FORMAT');
@@ -148,8 +168,10 @@ export async function parseCommandLine(
     // On in the CLI (the library's default is off: it changes the host process).
     subreaper: flags.subreaper === false ? false : envSwitch(env, 'GSUP_SUBREAPER'),
     pm2: flags.pm2 === false ? false : envSwitch(env, 'GSUP_PM2'),
-    killTimeout: killTimeout ? parseDuration(...killTimeout) : DEFAULT_CONFIG.killTimeout,
-    stopDelay: stopDelay ? parseDuration(...stopDelay) : DEFAULT_CONFIG.stopDelay,
+    killTimeout,
+    stopDelay: stopDelay.ms,
+    status: statusPort && { port: port(...statusPort), host: statusHost },
+    grace: grace?.ms,
     target: target ? oneOf(target[0], TARGET_MODES, target[1]) : DEFAULT_CONFIG.target,
     onExit: onExit ? oneOf(onExit[0], ON_EXIT_POLICIES, onExit[1]) : DEFAULT_CONFIG.onExit,
     logFormat: logFormat ? oneOf(logFormat[0], ['text', 'json'] as const, logFormat[1]) : 'text',

@@ -58,6 +58,10 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--health-timeout <duration>', 'time a health check may take', 'GSUP_HEALTH_TIMEOUT', '5s');
   option('--health-retries <n>', 'failed checks in a row that make the command unhealthy: stopped, then restarted per --restart', 'GSUP_HEALTH_RETRIES', '3');
   option('--health-start-period <duration>', 'failures this soon after a start do not count (a success ends it)', 'GSUP_HEALTH_START_PERIOD', '0s');
+  option('--health-start-interval <duration>', 'time between health checks while still starting, inside the start period', 'GSUP_HEALTH_START_INTERVAL', '5s');
+  option('--status-port <port>', 'serve /livez, /readyz and /metrics (Prometheus) on this port', 'GSUP_STATUS_PORT', 'none');
+  option('--status-host <host>', 'the address the status port listens on', 'GSUP_STATUS_HOST', '0.0.0.0');
+  option('--grace <duration>', "the orchestrator's grace period: the kill timeout defaults to grace - stop delay - 1s", 'GSUP_GRACE', 'none');
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
   program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));

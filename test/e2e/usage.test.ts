@@ -70,10 +70,10 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     const help = gsup(['--help']);
     expect((await help.finished()).code).toBe(0);
     const text = help.stdout.join('\n');
-    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--restart', '--max-restarts', '--restart-delay', '--no-subreaper', '--no-pm2', '--verbose', '--quiet', '--log-format', '--health-cmd', '--health-url', '--health-file', '--health-max-age', '--health-interval', '--health-timeout', '--health-retries', '--health-start-period']) {
+    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--restart', '--max-restarts', '--restart-delay', '--no-subreaper', '--no-pm2', '--verbose', '--quiet', '--log-format', '--health-cmd', '--health-url', '--health-file', '--health-max-age', '--health-interval', '--health-timeout', '--health-retries', '--health-start-period', '--health-start-interval', '--status-port', '--status-host', '--grace']) {
       expect(text).toContain(flag);
     }
-    for (const variable of ['GSUP_KILL_TIMEOUT', 'GSUP_TARGET', 'GSUP_REWRITE', 'GSUP_STOP_DELAY', 'GSUP_ON_EXIT', 'GSUP_SUCCESS_EXIT', 'GSUP_RESTART', 'GSUP_MAX_RESTARTS', 'GSUP_RESTART_DELAY', 'GSUP_SUBREAPER', 'GSUP_PM2', 'GSUP_VERBOSE', 'GSUP_LOG_FORMAT', 'GSUP_HEALTH_CMD', 'GSUP_HEALTH_URL', 'GSUP_HEALTH_FILE', 'GSUP_HEALTH_MAX_AGE', 'GSUP_HEALTH_INTERVAL', 'GSUP_HEALTH_TIMEOUT', 'GSUP_HEALTH_RETRIES', 'GSUP_HEALTH_START_PERIOD']) {
+    for (const variable of ['GSUP_KILL_TIMEOUT', 'GSUP_TARGET', 'GSUP_REWRITE', 'GSUP_STOP_DELAY', 'GSUP_ON_EXIT', 'GSUP_SUCCESS_EXIT', 'GSUP_RESTART', 'GSUP_MAX_RESTARTS', 'GSUP_RESTART_DELAY', 'GSUP_SUBREAPER', 'GSUP_PM2', 'GSUP_VERBOSE', 'GSUP_LOG_FORMAT', 'GSUP_HEALTH_CMD', 'GSUP_HEALTH_URL', 'GSUP_HEALTH_FILE', 'GSUP_HEALTH_MAX_AGE', 'GSUP_HEALTH_INTERVAL', 'GSUP_HEALTH_TIMEOUT', 'GSUP_HEALTH_RETRIES', 'GSUP_HEALTH_START_PERIOD', 'GSUP_HEALTH_START_INTERVAL', 'GSUP_STATUS_PORT', 'GSUP_STATUS_HOST', 'GSUP_GRACE']) {
       expect(text).toContain(variable);
     }
     // Three examples: Docker, npx tsx, pm2 start.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HealthRecord, type HealthConfig } from '../../src/engine/health.js';
 
-const config: HealthConfig = { maxAgeMs: 60_000, intervalMs: 30_000, timeoutMs: 5000, retries: 3, startPeriodMs: 10_000 };
+const config: HealthConfig = { maxAgeMs: 60_000, intervalMs: 30_000, timeoutMs: 5000, retries: 3, startIntervalMs: 5000, startPeriodMs: 10_000 };
 const ok = { ok: true, detail: 'exit 0' };
 const failed = { ok: false, detail: 'exit 1' };
 

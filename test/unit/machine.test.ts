@@ -15,7 +15,7 @@ const config: MachineConfig = {
   restart: 'never',
   maxRestarts: 10,
   restartDelay: 1000,
-  healthIntervalMs: undefined,
+  probes: false,
 };
 const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({ now, config: { ...config, ...overrides }, signalNumber });
 

@@ -58,6 +58,29 @@ describe('parseCommandLine', () => {
     return request.options;
   };
 
+  it('--grace: the kill timeout defaults to grace − stop delay − 1 s (never below 0); an explicit one that does not fit is refused', async () => {
+    expect((await parse(['--grace', '30s', 'x'])).killTimeout).toBe(29_000);
+    expect((await parse(['--grace', '30s', '--stop-delay', '5s', 'x'])).killTimeout).toBe(24_000);
+    expect((await parse(['x'], { GSUP_GRACE: '500ms' })).killTimeout).toBe(0);
+    expect((await parse(['--grace', '30s', '-t', '20s', '--stop-delay', '10s', 'x'])).killTimeout).toBe(20_000); // fits exactly
+    await expect(parse(['--grace', '30s', '-t', '25s', '--stop-delay', '10s', 'x'])).rejects.toThrow('--kill-timeout 25.00s + --stop-delay 10.00s is over --grace 30.00s by 5.00s');
+    await expect(parse(['--stop-delay', '3s', 'x'], { GSUP_GRACE: '2s' })).rejects.toThrow('--stop-delay 3.00s is over GSUP_GRACE 2.00s by 1.00s');
+    expect((await parse(['-t', '3s', 'x'])).killTimeout).toBe(3000); // no grace: as given
+  });
+
+  it('--status-port and --status-host (and their variables); a bad port is refused', async () => {
+    expect((await parse(['x'])).status).toBeUndefined();
+    expect((await parse(['--status-port', '9100', 'x'])).status).toEqual({ port: 9100, host: '0.0.0.0' });
+    expect((await parse(['x'], { GSUP_STATUS_PORT: '8081', GSUP_STATUS_HOST: '127.0.0.1' })).status).toEqual({ port: 8081, host: '127.0.0.1' });
+    await expect(parse(['--status-port', '70000', 'x'])).rejects.toThrow('invalid port "70000" for --status-port: expected 1-65535');
+    await expect(parse(['x'], { GSUP_STATUS_PORT: 'http' })).rejects.toThrow('invalid port "http" for GSUP_STATUS_PORT');
+  });
+
+  it('--health-start-interval defaults to 5 s (Docker 25)', async () => {
+    expect((await parse(['--health-cmd', 'true', 'x'])).health?.startIntervalMs).toBe(5000);
+    expect((await parse(['--health-cmd', 'true', '--health-start-interval', '200ms', 'x'])).health?.startIntervalMs).toBe(200);
+  });
+
   it('has the spec defaults', async () => {
     expect(await parse(['node', 'app.js'])).toEqual({
       command: 'node',

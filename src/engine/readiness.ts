@@ -1,0 +1,35 @@
+import type { HealthState } from './health.js';
+import type { State } from './state.js';
+
+/** Why the supervision is not ready, in one word: what `/readyz` answers with its 503. */
+export type NotReady = 'starting' | 'unhealthy' | 'stopping' | 'restarting';
+export type Readiness = { ready: true } | { ready: false; reason: NotReady };
+
+/**
+ * Ready while the command runs (or the daemons it handed over to), its
+ * health checks (if any) have passed since this run started, and no stop or
+ * restart is under way. Not ready from the moment a stop signal arrives,
+ * before any stop delay, so a load balancer drains first.
+ */
+export function readiness(state: State, health: HealthState | undefined): Readiness {
+  switch (state.phase) {
+    case 'running':
+    case 'daemons':
+      if (health === 'unhealthy') return { ready: false, reason: 'unhealthy' };
+      if (health === 'starting') return { ready: false, reason: 'starting' };
+      return { ready: true };
+    case 'starting':
+      return { ready: false, reason: 'starting' };
+    case 'restarting':
+      return { ready: false, reason: 'restarting' };
+    case 'exited':
+      return { ready: false, reason: state.restart ? 'restarting' : 'stopping' };
+    case 'stop-delay':
+    case 'stopping':
+    case 'killing':
+      return { ready: false, reason: state.stop.then === 'restart' ? 'restarting' : state.stop.cause === 'unhealthy' ? 'unhealthy' : 'stopping' };
+    case 'ending':
+    case 'done':
+      return { ready: false, reason: 'stopping' };
+  }
+}
