@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE, buildImage, podmanEnv, podmanSkipReason } from '../../scripts/container.js';
@@ -36,6 +39,28 @@ afterEach(() => {
 });
 
 const PRINTER = '/src/fixtures/printer.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The status of one GET from the host (0: no answer). */
+function httpStatus(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.setTimeout(2000, () => (req.destroy(), resolve(0)));
+    req.end();
+  });
+}
 
 describe.skipIf(skipReason !== undefined)('gsup as PID 1 of a podman container', () => {
   beforeAll(() => {
@@ -121,5 +146,27 @@ describe.skipIf(skipReason !== undefined)('gsup as PID 1 of a podman container',
     expect(run.stdout.join('\n')).toMatch(/^\/dev\/pts\/\d+$/m);
     expect(run.stdout).toContain('ctty-ok');
     expect(run.stdout.join('\n')).not.toContain('controlling terminal');
+  });
+
+  it('--status-port published (host network): /readyz is 503 from the host right after podman stop sends SIGTERM, while the app still answers', async () => {
+    const port = await freePort();
+    const appPort = await freePort();
+    const box = container(['node', '/src/fixtures/drain-server.js'], {
+      network: 'host',
+      env: { GSUP_STATUS_PORT: String(port), GSUP_STATUS_HOST: '127.0.0.1', GSUP_STOP_DELAY: '3s', PORT: String(appPort), DELAY_MS: '1' },
+    });
+    await box.waitForLog(/^ready \(pid: \d+, drain-server\)/);
+    expect(await httpStatus(port, '/readyz')).toBe(200);
+    // podman stop blocks until the container is gone: run it beside the test.
+    const stopping = spawn('podman', ['stop', '-t', '10', box.name], { env: podmanEnv(), stdio: 'ignore' });
+    const stopped = new Promise((resolve) => stopping.once('exit', resolve));
+    const deadline = Date.now() + 5000;
+    while ((await httpStatus(port, '/readyz')) !== 503) {
+      if (Date.now() > deadline) throw new Error('/readyz never turned 503');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await httpStatus(appPort, '/')).toBe(200); // the stop delay: the app still serves
+    await stopped;
+    expect(box.exitCode()).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, step, type Effect, type Facts, type Input, type MachineConfig, type Phase, type State } from '../../src/engine/machine.js';
 import type { Stop } from '../../src/engine/state.js';
+import { readiness } from '../../src/engine/readiness.js';
 import { signalNumber } from '../../src/signals.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 
@@ -176,5 +177,27 @@ describe('step: the decisions, one by one', () => {
     expect(kinds(stuck.effects)).toEqual(expect.arrayContaining(['give-up-killing', 'end-stop']));
     const still = step(PHASES.killing, { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 }, facts({}, 99_000 + 100));
     expect(kinds(still.effects)).toEqual(['kill-round', 'look']);
+  });
+});
+
+describe('readiness: what /readyz answers, from the state alone', () => {
+  it('ready only while the command runs, its checks (if any) passed, and no stop or restart is under way', () => {
+    expect(readiness(PHASES.running, undefined)).toEqual({ ready: true });
+    expect(readiness(PHASES.running, 'healthy')).toEqual({ ready: true });
+    expect(readiness(PHASES.running, 'starting')).toEqual({ ready: false, reason: 'starting' });
+    expect(readiness(PHASES.daemons, undefined)).toEqual({ ready: true }); // what `pm2 start` handed over runs
+    expect(readiness(PHASES.starting, undefined)).toEqual({ ready: false, reason: 'starting' });
+    expect(readiness(PHASES.restarting, 'healthy')).toEqual({ ready: false, reason: 'restarting' });
+    expect(readiness(PHASES.ending, undefined)).toEqual({ ready: false, reason: 'stopping' });
+  });
+
+  it('not ready from the moment a stop signal arrives, before the stop delay', () => {
+    const delayed = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts({ stopDelay: 5000 })).state;
+    expect(delayed.phase).toBe('stop-delay');
+    expect(readiness(delayed, 'healthy')).toEqual({ ready: false, reason: 'stopping' });
+    const unhealthy = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts()).state;
+    expect(readiness(unhealthy, 'unhealthy')).toEqual({ ready: false, reason: 'unhealthy' });
+    const restarting = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts({ restart: 'on-failure' })).state;
+    expect(readiness(restarting, 'unhealthy')).toEqual({ ready: false, reason: 'restarting' });
   });
 });
