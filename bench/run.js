@@ -10,6 +10,7 @@
 //   npm run bench -- --only latency,stops
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
+import { get } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { drainTable } from './drain.js';
@@ -154,15 +155,23 @@ async function latencies(chains, count) {
 }
 async function latency() {
   const shell = ['sh', '-c', `node ${FIXTURE}; true`];
+  const statusPort = 39000 + (process.pid % 1000);
   const commands = [
     [GSUP[0], [GSUP[1], '--', ...shell]],
     [NAIVE[0], [NAIVE[1], ...shell]],
+    // The orchestrator's view on, and a client scraping /metrics every 100 ms meanwhile.
+    [GSUP[0], [GSUP[1], '--status-port', String(statusPort), '--status-host', '127.0.0.1', '--', ...shell]],
   ];
   if (tini) commands.push(['tini', ['-g', '--', ...shell]]);
   if (dumbInit) commands.push(['dumb-init', shell]);
   const chains = [];
   for (const [command, args] of commands) chains.push(await startChain(command, args));
-  const [gsup, naive, ...others] = await latencies(chains, quick ? 200 : 500);
+  let scrapes = 0;
+  const scraper = setInterval(() => {
+    get({ host: '127.0.0.1', port: statusPort, path: '/metrics', agent: false }, (response) => response.resume().on('end', () => scrapes++)).on('error', () => {});
+  }, 100);
+  const [gsup, naive, scraped, ...others] = await latencies(chains, quick ? 200 : 500);
+  clearInterval(scraper);
   const anchors = [`naive forwarder ${ms(naive.median)} / ${ms(naive.p99)}`];
   if (tini) anchors.push(`tini -g ${ms(others[0].median)} / ${ms(others[0].p99)}`);
   if (dumbInit) anchors.push(`dumb-init ${ms(others.at(-1).median)} / ${ms(others.at(-1).p99)}`);
@@ -174,6 +183,13 @@ async function latency() {
     ok(ratio <= 1.25 && gsup.p99 <= 1.5),
     anchors.join(', '),
   );
+  const scrapedRatio = scraped.median / naive.median;
+  row(
+    `forwarding latency with --status-port, /metrics scraped every 100 ms (${scrapes} scrapes)`,
+    `${ms(scraped.median)} / ${ms(scraped.p99)} = ${scrapedRatio.toFixed(2)}× naive`,
+    'median ≤ 1.25× naive, p99 ≤ 1.5 ms',
+    ok(scrapedRatio <= 1.25 && scraped.p99 <= 1.5 && scrapes > 0),
+  );
 }
 
 // 3. Idle CPU while supervising `sleep N` (start-up excluded: from 1 s on); idle RSS beside the naive forwarder's.
@@ -181,21 +197,37 @@ async function idle() {
   const seconds = quick ? 10 : 30;
   const child = spawn(GSUP[0], [GSUP[1], '--', 'sleep', String(seconds)], { stdio: 'ignore' });
   const naive = spawn(NAIVE[0], [NAIVE[1], 'sleep', String(seconds)], { stdio: 'ignore' });
+  const port = 40000 + (process.pid % 1000);
+  const served = spawn(GSUP[0], [GSUP[1], '--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sleep', String(seconds)], { stdio: 'ignore' });
   await sleep(1000);
   const start = cpuMs(child.pid);
   await sleep((seconds - 1.5) * 1000);
   const used = cpuMs(child.pid) - start;
   const rss = vmRssMiB(child.pid);
   const naiveRss = vmRssMiB(naive.pid);
-  await Promise.all([exited(child), exited(naive)]);
+  const anon = rssAnonMiB(child.pid);
+  const naiveAnon = rssAnonMiB(naive.pid);
+  const servedRss = vmRssMiB(served.pid);
+  const servedAnon = rssAnonMiB(served.pid);
+  await Promise.all([exited(child), exited(naive), exited(served)]);
   row(`idle CPU supervising \`sleep ${seconds}\` (after start-up)`, ms(used), '≤ 50 ms', ok(used <= 50), `start-up itself ${ms(start)}`);
   row(
-    'idle RSS supervising `sleep`',
-    `${rss.toFixed(1)} MiB = ${(rss / naiveRss).toFixed(2)}× naive`,
+    'idle RSS supervising `sleep` (private: RssAnon)',
+    `${rss.toFixed(1)} MiB = ${(rss / naiveRss).toFixed(2)}× naive (private ${anon.toFixed(1)} MiB)`,
     '≤ 1.3× naive',
     ok(rss <= 1.3 * naiveRss),
-    `naive forwarder ${naiveRss.toFixed(1)} MiB`,
+    `naive forwarder ${naiveRss.toFixed(1)} MiB (private ${naiveAnon.toFixed(1)} MiB)`,
   );
+  row(
+    'idle RSS with --status-port (private: RssAnon)',
+    `${servedRss.toFixed(1)} MiB = ${(servedRss / naiveRss).toFixed(2)}× naive (private ${servedAnon.toFixed(1)} MiB)`,
+    '≤ 1.3× naive',
+    ok(servedRss <= 1.3 * naiveRss),
+  );
+}
+function rssAnonMiB(pid) {
+  const match = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+  return match ? Number(match[1]) / 1024 : NaN;
 }
 function vmRssMiB(pid) {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
