@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../helpers/net.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE, buildImage, podmanEnv, podmanSkipReason } from '../../scripts/container.js';
 import { ptySkipReason, quote } from '../helpers/pty.js';
@@ -40,14 +40,6 @@ afterEach(() => {
 
 const PRINTER = '/src/fixtures/printer.js';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The status of one GET from the host (0: no answer). */
 function httpStatus(port: number, path: string): Promise<number> {

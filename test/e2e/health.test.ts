@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../helpers/net.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, fixture, gsup, killEverything, tempDir } from '../helpers/gsup.js';
 import { allProcs, isAlive, waitFor } from '../helpers/proc.js';
@@ -10,15 +10,6 @@ afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
-/** A port nothing listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Fire and forget: the request that hangs the app gets no answer. */
 function hang(port: number): void {

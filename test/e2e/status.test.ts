@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../helpers/net.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
 import { waitFor } from '../helpers/proc.js';
@@ -14,14 +15,6 @@ afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One request: its status and body (HEAD: no body). */
 function get(port: number, path: string, method = 'GET'): Promise<{ status: number; body: string; type: string }> {
