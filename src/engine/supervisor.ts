@@ -175,8 +175,10 @@ class Supervisor {
         return looked && this.parts.stops.killRound(looked, this.ownPgid);
       case 'give-up-killing':
         return this.parts.stops.giveUp(looked?.alive ?? []);
-      case 'end-stop':
-        return this.options.status?.stopTook(this.parts.stops.end(Date.now()));
+      case 'end-stop': {
+        const took = this.parts.stops.end(Date.now()); // not inside `?.(…)`: it must run without a status board too
+        return this.options.status?.stopTook(took);
+      }
       case 'sweep': {
         const { reaped, notYet } = this.parts.children.sweep();
         this.apply({ kind: 'reaped', exits: reaped });
@@ -278,7 +280,6 @@ class Supervisor {
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }
 
-  /** What a forward needs to know now. */
   private forwardFacts(): ForwardFacts {
     const { run, managers, ownPgid, parts: { children } } = this;
     return { run, managers, ownPgid, helpers: children.helpers, reaping: children.reaping, nodeChildren: children.spawnedByNode };
