@@ -59,3 +59,8 @@ export class EventLoop {
     void this.run(); // what it queued, and the end if it ended the supervision
   }
 }
+
+/** What an error says, for the fault it becomes. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

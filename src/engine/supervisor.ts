@@ -10,7 +10,7 @@ import type { ProbeResult } from './health.js';
 import { SignalIntake } from './intake.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type State } from './machine.js';
 import { runsPm2Cli, type Pm2Manager } from './pm2.js';
-import { EventLoop } from './event-loop.js';
+import { EventLoop, messageOf } from './event-loop.js';
 import { EventQueue, type EngineEvent } from './queue.js';
 import { notStarted, spawnRun, startDirectory, type CommandRun } from './run.js';
 import type { CommandExit } from './spawn.js';
@@ -133,11 +133,15 @@ class Supervisor {
   private apply(input: Input): void {
     this.inputs.push(input);
     if (this.inputs.length > 1) return; // an effect's input: after the current one's effects
-    while (this.inputs.length > 0) {
-      const { state, effects } = step(this.state, this.inputs[0], { now: Date.now(), config: this.machine, signalNumber });
-      this.state = state;
-      for (const effect of effects) this.perform(effect);
-      this.inputs.shift();
+    try {
+      while (this.inputs.length > 0) {
+        const { state, effects } = step(this.state, this.inputs[0], { now: Date.now(), config: this.machine, signalNumber });
+        this.state = state;
+        for (const effect of effects) this.perform(effect);
+        this.inputs.shift();
+      }
+    } finally {
+      this.inputs.length = 0; // an effect that threw: the fault that follows must find the machine free
     }
     this.options.status?.observe(this.state, this.parts.health?.state, this.run.unreaped());
   }
@@ -176,7 +180,7 @@ class Supervisor {
       case 'give-up-killing':
         return this.parts.stops.giveUp(looked?.alive ?? []);
       case 'end-stop': {
-        const took = this.parts.stops.end(Date.now()); // not inside `?.(…)`: it must run without a status board too
+        const took = this.parts.stops.end(Date.now()); // outside `?.(…)`: it runs with no board too
         return this.options.status?.stopTook(took);
       }
       case 'sweep': {
@@ -293,8 +297,4 @@ class Supervisor {
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.loop.busy) this.resolveDone(this.result);
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

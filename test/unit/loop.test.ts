@@ -379,6 +379,28 @@ describe('faults', () => {
   });
 });
 
+describe('an effect that throws', () => {
+  it('becomes a fault the machine handles (it is not left half-applied): the tree is killed, exit 125', async () => {
+    const { platform, start } = setup();
+    const signalGroup = platform.signalGroup.bind(platform);
+    let thrown = false;
+    // The stop signal's delivery fails once, inside the stop round (an effect of step).
+    platform.signalGroup = (member, signal) => {
+      if (signal === 'SIGTERM' && !thrown) {
+        thrown = true;
+        throw new Error('pidfd went away');
+      }
+      return signalGroup(member, signal);
+    };
+    const handle = start({ killTimeout: 10_000 });
+    handle.signal('SIGTERM');
+    await advance(100);
+    expect(thrown).toBe(true);
+    expect(killsOf(platform, 'SIGKILL')).toContain(-500); // a fault while stopping kills at once
+    expect((await handle.exited).exitCode).toBe(125);
+  });
+});
+
 describe('EventQueue', () => {
   const stop = (event: EngineEvent) => event.kind === 'signal' && event.signal === 'SIGTERM';
 
