@@ -51,7 +51,8 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
       most = Math.max(most, zombies);
     }, 5);
     try {
-      const exit = await run.finished(120_000);
+      // What is measured is zombies, not speed: this VM forks at ~9 ms a pair (77–91 s for the 10,000 idle, over 120 s with every core busy).
+      const exit = await run.finished(300_000);
       expect(exit.code).toBe(0);
     } finally {
       clearInterval(sampler);
@@ -59,7 +60,7 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
     expect(run.stdout).toContain('made 10000 orphans');
     expect(run.stdout).toContain('zombies: 0');
     expect(most).toBeLessThanOrEqual(100);
-  }, 180_000);
+  }, 360_000);
 
   it('without koffi it warns once, still runs, and does not wait on zombies it cannot reap', async () => {
     const run = gsupAsPid1(['-t', '20s', '--', 'sh', '-c', '(true &); (true &); sleep 0.1; exit 3'], { env: { GSUP_FFI: '0' } });
