@@ -8,12 +8,14 @@
 //   npm run bench            everything (10,000-process stop included)
 //   npm run bench -- --quick fewer runs, no 10,000-process stop
 //   npm run bench -- --only latency,stops
+//   node bench/soak.js 600   the memory soak alone, for 10 minutes
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import { get } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { drainTable } from './drain.js';
+import { soak } from './soak.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GSUP = [process.execPath, `${ROOT}bin/gsup.cjs`];
@@ -459,9 +461,9 @@ async function reaping() {
 if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
 process.stderr.write(`gsup bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
   `${tini ? '' : ', tini absent'}${dumbInit ? '' : ', dumb-init absent'}\n`);
-// --only NAME[,NAME]: some of the figures (startup, latency, idle, stops, floods, reaping, drain).
+// --only NAME[,NAME]: some of the figures (startup, latency, idle, stops, floods, reaping, drain, soak).
 const onlyIndex = process.argv.indexOf('--only');
-const wanted = onlyIndex >= 0 ? process.argv[onlyIndex + 1].split(',') : ['startup', 'latency', 'idle', 'stops', 'floods', 'reaping', 'drain'];
+const wanted = onlyIndex >= 0 ? process.argv[onlyIndex + 1].split(',') : ['startup', 'latency', 'idle', 'stops', 'floods', 'reaping', 'drain', 'soak'];
 // The drain benchmark prints a table of its own (bench/drain.js).
 let drainLines = [];
 async function drain() {
@@ -471,7 +473,19 @@ async function drain() {
     row(`drain: ${verdict.chain}`, `${verdict.lost} lost`, '0 lost, stop ≤ 1.5× best clean', ok(verdict.pass), verdict.ratio === undefined ? 'no other clean stop' : `${verdict.ratio.toFixed(2)}× the best`);
   }
 }
-const figures = { startup, latency, idle, stops, floods, reaping, drain };
+// The memory a container pays under churn, as PID 1 (bench/soak.js; 60 s here, 20 s with --quick).
+async function soakFigure() {
+  if (!unshare) return row('soak: private memory as PID 1 under churn', 'skipped: unshare not permitted', '≤ 16 MiB, flat', 'n/a');
+  const result = await soak(quick ? 20 : 60);
+  row(
+    `soak: private memory (RssAnon) as PID 1 under churn, ${result.seconds} s`,
+    `plateau ${result.plateauMiB.toFixed(1)} MiB, second half ${result.driftMiB >= 0 ? '+' : ''}${result.driftMiB.toFixed(1)} MiB`,
+    '≤ 16 MiB, flat',
+    ok(result.plateauMiB <= 16 && Math.abs(result.driftMiB) <= 1),
+    `${result.startMiB.toFixed(1)} MiB at 1 s; peak RSS ${result.peakRssMiB.toFixed(1)} MiB; ~100 orphans/s, a restart every ~11 s, 20 signals/s`,
+  );
+}
+const figures = { startup, latency, idle, stops, floods, reaping, drain, soak: soakFigure };
 for (const name of wanted) {
   if (!figures[name]) throw new Error(`unknown figure ${name}: ${Object.keys(figures).join(', ')}`);
   await figures[name]();
