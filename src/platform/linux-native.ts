@@ -137,16 +137,21 @@ export function openPidfd(pid: number): Pidfd | -1 | undefined {
   return undefined;
 }
 
-/** pidfd_send_signal: to that process, or (`group`) to the group it belongs to. False when it is gone. */
-export function signalPidfd(pidfd: Pidfd, signal: number, group: boolean): boolean {
+let groupSignalsMissing = false;
+
+/**
+ * pidfd_send_signal: to that process, or (`group`) to the group it belongs
+ * to. False when it is gone; undefined for a group where the kernel predates
+ * PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9), remembered.
+ */
+export function signalPidfd(pidfd: Pidfd, signal: number, group: boolean): boolean | undefined {
+  if (group && groupSignalsMissing) return undefined;
   const native = load()!;
   if (native.pidfdSendSignal(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, null, group ? PIDFD_SIGNAL_PROCESS_GROUP : 0) === 0) return true;
-  if (group && native.errno() === EINVAL) throw new GroupSignalUnsupported();
-  return false;
+  if (!group || native.errno() !== EINVAL) return false;
+  groupSignalsMissing = true;
+  return undefined;
 }
-
-/** The kernel predates PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9). */
-export class GroupSignalUnsupported extends Error {}
 
 export function closePidfd(pidfd: Pidfd): void {
   load()!.close(pidfd);

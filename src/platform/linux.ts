@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
-import { closePidfd, GroupSignalUnsupported, openPidfd, releaseTerminal, signalPidfd, widenSignalPipe } from './linux-native.js';
+import { closePidfd, openPidfd, releaseTerminal, signalPidfd, widenSignalPipe } from './linux-native.js';
 import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
@@ -73,8 +73,6 @@ function stillThere(seen: ProcessInfo, group: boolean): boolean {
   return isAlive(now) && now.startTime === seen.startTime && (!group || now.pgid === seen.pgid);
 }
 
-let groupFlagMissing = false;
-
 /**
  * One signal through the process's identity: a pidfd opened first, then the
  * start time checked (if the pid now names the process seen, the pidfd is
@@ -87,12 +85,8 @@ function signalIdentity(seen: ProcessInfo, signal: SignalName, group: boolean): 
   if (pidfd === undefined) return stillThere(seen, group) && sendSignal(group ? -seen.pgid : seen.pid, signal);
   try {
     if (!stillThere(seen, group)) return false;
-    if (group && groupFlagMissing) return sendSignal(-seen.pgid, signal); // a member was just checked in it: the id is its group's
-    return signalPidfd(pidfd, constants.signals[signal], group);
-  } catch (error) {
-    if (!(error instanceof GroupSignalUnsupported)) throw error;
-    groupFlagMissing = true;
-    return sendSignal(-seen.pgid, signal);
+    // No group signal through a pidfd (before Linux 6.9): a member was just checked in it, so the id is its group's.
+    return signalPidfd(pidfd, constants.signals[signal], group) ?? sendSignal(-seen.pgid, signal);
   } finally {
     closePidfd(pidfd);
   }
