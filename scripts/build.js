@@ -30,12 +30,18 @@ const filesApart = {
     build.onResolve({ filter: /^\.\/inbox\.js$/ }, () => ({ path: './inbox.cjs', external: true }));
   },
 };
+// import.meta.url in a CommonJS bundle: where koffi is looked for (beside this file).
+const moduleUrl = {
+  define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
+  banner: { js: "const __gsupModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+};
 await build({
   ...common,
   entryPoints: { flags: 'src/options/flags.ts', inbox: 'src/inbox.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',
+  ...moduleUrl,
 });
 await build({
   ...common,
@@ -45,8 +51,7 @@ await build({
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',
-  define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
-  banner: { js: "const __gsupModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  ...moduleUrl,
 });
 await build({
   ...common,

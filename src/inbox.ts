@@ -1,4 +1,4 @@
-import { swallowedStopSignal } from './platform/startup.js';
+import { handOverStopSignals } from './platform/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 import { forwardableSignals } from './signals.js';
 
@@ -22,13 +22,9 @@ export function listen(): SignalInbox {
   const on = (signal: SignalName) => process.on(signal, () => (listener ? listener(signal) : held.push(signal)));
   const stops: SignalName[] = ['SIGTERM', 'SIGINT'];
   // Every other signal first: that loads Node's signal machinery, so the stop
-  // handlers go in right after SigCgt is read. Until the read, a stop signal
-  // Node's one-shot handler takes is seen there; only one that lands between
-  // the read and the two handlers would be lost.
+  // handlers replace Node's start-up one at once (see handOverStopSignals).
   for (const signal of forwardableSignals()) if (!stops.includes(signal)) on(signal);
-  // Read before the stop handlers go in: once they are in, SigCgt has their bits.
-  const swallowed = swallowedStopSignal();
-  for (const signal of stops) on(signal);
+  const swallowed = handOverStopSignals(() => stops.forEach(on), import.meta.url);
   return {
     swallowed,
     attach(next) {

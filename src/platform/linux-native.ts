@@ -1,7 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadKoffi } from './koffi.js';
 
 // libc through koffi (prctl, waitid, ioctl, pidfds, exec): Node has none of
 // them, and a compiled addon would need a compiler in the image. koffi ships
@@ -39,35 +37,6 @@ let failure: string | undefined;
 // glibc by name; null (the symbols already loaded into node) covers musl and the rest.
 const LIBC_NAMES = ['libc.so.6', null];
 
-/**
- * koffi's prebuilt binary, loaded straight away: koffi's own loader (which
- * finds the same binary, then wraps a few deprecated functions) costs about
- * 10 ms of gsup's start-up. Only from where npm puts it for gsup: gsup's own
- * node_modules, or the node_modules gsup itself is installed in; never a
- * path beside a clone (/tmp/@koromix/…: anyone may write there). Anything
- * else (musl, a nested install) goes through Node's module resolution.
- */
-function loadKoffi(): typeof import('koffi') {
-  const require = createRequire(import.meta.url);
-  const binary = `@koromix/koffi-${process.platform}-${process.arch}/${process.platform}_${process.arch}/koffi.node`;
-  // This file is dist/cli.cjs (or dist/index.js) of the package: its folder's parent is gsup's.
-  const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
-  const places = [join(packageDir, 'node_modules', binary)];
-  const parent = dirname(packageDir);
-  // Installed as a dependency: node_modules/gsup or node_modules/@scope/gsup.
-  const installedIn = basename(parent) === 'node_modules' ? parent : basename(dirname(parent)) === 'node_modules' && basename(parent).startsWith('@') ? dirname(parent) : undefined;
-  if (installedIn) places.push(join(installedIn, binary));
-  for (const path of places) {
-    try {
-      const native = require(path);
-      if (typeof native.load === 'function' && typeof native.errno === 'function') return native;
-    } catch {
-      // not there, or not loadable here (musl)
-    }
-  }
-  return require('koffi') as typeof import('koffi');
-}
-
 /** Why koffi could not be loaded, once `load()` has failed. */
 export function nativeFailure(): string | undefined {
   return failure;
@@ -81,7 +50,7 @@ export function load(): Libc | undefined {
     return undefined;
   }
   try {
-    const koffi = loadKoffi();
+    const koffi = loadKoffi(import.meta.url);
     let library: ReturnType<typeof koffi.load> | undefined;
     let lastError: unknown;
     for (const name of LIBC_NAMES) {

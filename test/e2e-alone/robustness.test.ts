@@ -189,6 +189,40 @@ describe('signals at start-up', () => {
     expect(exit.code === 143 || exit.code === 0, JSON.stringify(exit)).toBe(true);
     expect(withLabel(name)).toEqual([]);
   });
+
+  // The window between seeing whether Node's start-up handler took a stop
+  // signal and gsup's own handler going in, held open on purpose (a test-only
+  // hold of 1.5 s, as if gsup were preempted there) and a SIGTERM sent into it.
+  const intoTheWindow = async (env: NodeJS.ProcessEnv) => {
+    const name = label();
+    const run = gsupAsPid1(['-v', '--', 'node', PRINTER, '--label', name], { env: { GSUP_TEST_HOLD_HANDOVER_MS: '1500', ...env } });
+    await run.waitForLine(/^gsup: \(test\) stop handlers being handed over$/, { stream: 'stderr', timeoutMs: 10_000 });
+    const pid1 = hostPidOfPid1(run);
+    expect(pid1).toBeDefined();
+    process.kill(pid1!, 'SIGTERM');
+    return { run, name };
+  };
+
+  it.skipIf(!unshareWorks)('as PID 1, a SIGTERM while the stop handlers are handed over (held open) is not lost: the command is never started, 143', async () => {
+    const { run, name } = await intoTheWindow({});
+    const exit = await run.finished(10_000);
+    expect(exit.code, run.transcript()).toBe(143);
+    expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
+    expect(run.count(/^ready /), run.transcript()).toBe(0);
+    expect(withLabel(name)).toEqual([]);
+  });
+
+  it.skipIf(!unshareWorks)('as PID 1 without koffi (GSUP_FFI=0), the same SIGTERM is lost (the window the atomic hand-over closes): the command starts, and SIGTERM only then stops it', async () => {
+    const { run, name } = await intoTheWindow({ GSUP_FFI: '0' });
+    await run.ready(name);
+    const hostPid = hostPidOfPid1(run)!;
+    expect(run.count(/^signal: /), run.transcript()).toBe(0);
+    process.kill(hostPid, 'SIGTERM');
+    const exit = await run.finished(10_000);
+    expect(exit.code, run.transcript()).toBe(0);
+    expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
+    expect(withLabel(name)).toEqual([]);
+  });
 });
 
 describe('nested inits', () => {
