@@ -34,6 +34,11 @@ export class StopRounds {
     this.record = new StopRecord(now);
   }
 
+  /** A look during the stop delay: who is there, for the summary. */
+  saw(snapshot: TreeSnapshot): void {
+    this.record.saw(snapshot);
+  }
+
   /** The stop signal to every root not reached yet, `again` (a second stop signal) to everyone reached; returns the signals sent. */
   round(snapshot: TreeSnapshot, signal: SignalName, again: SignalName | undefined, run: CommandRun, facts: ForwardFacts): SignalName[] {
     const sentSignals: SignalName[] = [];

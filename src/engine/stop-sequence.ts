@@ -65,7 +65,8 @@ export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Sto
   const exit = state.phase === 'running' ? undefined : state.exit;
   if (delayMs <= 0) return sendStop({ phase: 'stopping', record: state.record, run: state.run, exit, stop }, facts, out);
   log(out, 'notice', 'stop-delay', `waiting ${formatDuration(delayMs)} before forwarding ${stop.signal}`, { delayMs });
-  out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs });
+  // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
+  out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
   return { phase: 'stop-delay', record: state.record, run: state.run, exit, stop };
 }
 

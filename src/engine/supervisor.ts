@@ -108,6 +108,7 @@ class Supervisor {
 
   /** One event, shared by the loop and the fast path: what it means, as inputs of the machine. */
   private dispatch(event: EngineEvent): void | Promise<void> {
+    this.parts.trim?.touch();
     switch (event.kind) {
       case 'signal':
         return this.onSignal(event.signal);
@@ -230,9 +231,7 @@ class Supervisor {
     return more;
   }
 
-  private treeGone(): boolean {
-    return this.parts.children.treeGone(this.managers.some((manager) => manager.info.ppid !== process.pid));
-  }
+  private treeGone = (): boolean => this.parts.children.treeGone(this.managers.some((manager) => manager.info.ppid !== process.pid));
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
@@ -245,6 +244,7 @@ class Supervisor {
       if (this.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid))) return this.parts.scans.request();
     }
     this.parts.forwarder.deliverPending(snapshot, this.forwardFacts());
+    if (this.state.phase === 'stop-delay') this.parts.stops.saw(snapshot);
     const run = this.run;
     this.looked = snapshot;
     try {

@@ -5,12 +5,16 @@ import { Children } from './children.js';
 import type { SupervisorConfig } from './config.js';
 import { Forwarder } from './forwarder.js';
 import { HealthChecks } from './health.js';
+import { IdleTrim } from './idle-trim.js';
 import { Pm2Supervision } from './pm2.js';
 import type { EngineEvent } from './queue.js';
 import { Relayers } from './relayers.js';
 import { ScanScheduler } from './scans.js';
 import { StopRounds } from './stop-rounds.js';
 import { ProcessTree } from './tree.js';
+
+// A trim this long after the first event of a burst (see IdleTrim).
+const TRIM_AFTER_MS = 1000;
 
 /** The parts of one supervision that act on the world, wired to its queue: what the shell carries effects out with. */
 export function wire(
@@ -40,7 +44,9 @@ export function wire(
     ended: (pid: number) => children.spawnedByNode.delete(pid),
   };
   const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
-  return { tree, scans, children, pm2, forwarder, stops, health };
+  const trimMemory = platform.trimMemory?.bind(platform);
+  const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
+  return { tree, scans, children, pm2, forwarder, stops, health, trim };
 }
 
 export type Parts = ReturnType<typeof wire>;

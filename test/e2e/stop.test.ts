@@ -104,6 +104,8 @@ describe('the stop sequence', () => {
     const [, ms, s] = /stopped in (?:(\d+)ms|([\d.]+)s)/.exec(summary!)!;
     // The wait is part of the stop: from the SIGTERM to the end, not from a forward that never came.
     expect(ms !== undefined ? Number(ms) : Number(s) * 1000).toBeGreaterThanOrEqual(took - 600);
+    // sh and its sleep were there when the stop began, and exited by themselves: counted.
+    expect(summary).toMatch(/: 2 exited by themselves, 0 killed$/);
   });
 
   it('SIGINT does not wait for the stop delay', async () => {
