@@ -30,3 +30,18 @@ export function loadKoffi(moduleUrl: string): typeof import('koffi') {
   }
   return require('koffi') as typeof import('koffi');
 }
+
+// mallopt(M_ARENA_MAX, 1): one malloc arena for every thread. gsup allocates
+// little, but glibc gives each of Node's threads (V8's GC helpers, libuv's
+// pool) an arena of its own, whose freed pages it keeps: as PID 1 under churn
+// that was a third of gsup's private memory (measured: bench/soak.js).
+const M_ARENA_MAX = -8;
+
+/** One arena from now on (threads that already have one keep it: PID 1 calls this first thing, see stop-handover.ts). */
+export function limitMallocArenas(library: { func: (signature: string) => unknown }): void {
+  try {
+    (library.func('int mallopt(int, int)') as (option: number, value: number) => number)(M_ARENA_MAX, 1);
+  } catch {
+    // musl: no mallopt, and no per-thread arenas either
+  }
+}

@@ -19,6 +19,21 @@ export interface Libc {
   signal: (signal: number, handler: null) => unknown;
   execvp: (file: string, argv: Array<string | null>) => number;
   errno: () => number;
+  /** glibc only. */
+  mallocTrim: ((pad: number) => number) | undefined;
+}
+
+function optional<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined; // musl: not there
+  }
+}
+
+/** Gives the allocator's free pages back to the system (glibc's malloc_trim); nothing elsewhere. */
+export function trimMalloc(): void {
+  load()?.mallocTrim?.(0);
 }
 
 // pidfd_open(2) and pidfd_send_signal(2): the same numbers on every architecture.
@@ -77,6 +92,7 @@ export function load(): Libc | undefined {
       signal: library.func('void *signal(int, void *)'),
       execvp: library.func('int execvp(const char *, const char **)'),
       errno: () => koffi.errno(),
+      mallocTrim: optional(() => library!.func('int malloc_trim(size_t)')),
     };
   } catch (error) {
     failure = error instanceof Error ? error.message.split('\n')[0] : String(error);

@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
-import { closePidfd, openPidfd, releaseTerminal, signalPidfd, widenSignalPipe } from './linux-native.js';
+import { closePidfd, openPidfd, releaseTerminal, signalPidfd, trimMalloc, widenSignalPipe } from './linux-native.js';
 import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
@@ -161,6 +161,7 @@ export const linuxPlatform: Platform = {
   reapOne,
   hasChildren,
   widenSignalPipe,
+  trimMemory: trimMalloc,
   reapZombies,
   ownChildren,
 };

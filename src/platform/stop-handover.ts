@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { loadKoffi } from './koffi.js';
+import { limitMallocArenas, loadKoffi } from './koffi.js';
 import { swallowedStopSignal } from './startup.js';
 import type { SignalName } from './types.js';
 
@@ -51,6 +51,7 @@ function loadMarker(moduleUrl: string): Marker | undefined {
   try {
     const koffi = loadKoffi(moduleUrl);
     const libc = loadLibc(koffi);
+    limitMallocArenas(libc); // here, before most of Node's threads first allocate
     const sigaction = libc.func('int sigaction(int, void *, _Out_ void *)');
     const alarm = libc.func('unsigned int alarm(unsigned int)') as (seconds: number) => number;
     const dlsym = libc.func('void *dlsym(void *, const char *)');

@@ -90,6 +90,8 @@ export interface Platform {
    * Returns the new size in bytes, or why not. Absent where unknown.
    */
   widenSignalPipe?(probe: () => void): number | string;
+  /** Gives the allocator's free pages back to the system, where that is a call (glibc). Absent elsewhere. */
+  trimMemory?(): void;
   /**
    * When gsup leads the session whose controlling terminal is on its stdin
    * (`docker run -it`): give that terminal up, and return the argv prefix
