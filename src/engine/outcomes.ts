@@ -1,6 +1,6 @@
 import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
 import { formatDuration } from './format.js';
-import { restartAfterUnhealthy, type RestartDecision } from './restart.js';
+import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { CommandExit } from './spawn.js';
 import type { Facts, In, LogLevel, Out, Record, RestartPlan, Run, State } from './state.js';
 
@@ -21,7 +21,9 @@ export function spawn(record: Record, facts: Facts, out: Out): State {
 
 export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | undefined {
   if (!decision.restart) return undefined;
-  return { delayMs: decision.delayMs, reason: `${decision.reason} (restart ${decision.attempt} of ${facts.config.maxRestarts})` };
+  // A run of 10 s or more is no quick failure: the count of restarts in a row starts again.
+  const count = decision.attempt === 0 ? `ran ${STABLE_RUN_MS / 1000}s or more: not counted toward --max-restarts ${facts.config.maxRestarts}` : `restart ${decision.attempt} of ${facts.config.maxRestarts}`;
+  return { delayMs: decision.delayMs, reason: `${decision.reason} (${count})` };
 }
 
 export function ending(state: { record: Record; run: Run; exit: CommandExit | undefined }): In<'ending'> {

@@ -160,7 +160,7 @@ export async function parseCommandLine(
   if (flags.quiet) verbosity = -1;
   else if (flags.verbose !== undefined) verbosity = Math.min(flags.verbose, 2);
   else if (env.GSUP_VERBOSE) {
-    if (!/^[0-2]$/.test(env.GSUP_VERBOSE)) throw new UsageError(`invalid value ${quoted(env.GSUP_VERBOSE)} for GSUP_VERBOSE: expected 0, 1 or 2`);
+    if (!/^(-1|[0-2])$/.test(env.GSUP_VERBOSE)) throw new UsageError(`invalid value ${quoted(env.GSUP_VERBOSE)} for GSUP_VERBOSE: expected -1 (errors only), 0, 1 or 2`);
     verbosity = Number(env.GSUP_VERBOSE);
   }
 

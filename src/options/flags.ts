@@ -45,10 +45,10 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--stop-delay <duration>', 'on SIGTERM, wait this long before forwarding (a second stop signal ends the wait)', 'GSUP_STOP_DELAY', '0');
   option('--on-exit <policy>', 'when the command exits leaving processes: auto, stop, wait or exit', 'GSUP_ON_EXIT', 'auto');
   program.addOption(
-    new Option('-e, --success-exit <code>', 'exit 0 when the command exits with this code, repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
+    new Option('-e, --success-exit <code>', 'exit 0 when gsup would exit with this code (the command\'s, or 127 for a missing one), repeatable [env GSUP_SUCCESS_EXIT, comma list]').argParser(collect),
   );
   option('--restart <mode>', 'restart the command when it exits: never, on-failure or always', 'GSUP_RESTART', 'never');
-  option('--max-restarts <n>', 'quick failures (runs under 10 s) in a row before giving up', 'GSUP_MAX_RESTARTS', '10');
+  option('--max-restarts <n>', 'restarts in a row after runs under 10 s before giving up (N restarts: N+1 runs)', 'GSUP_MAX_RESTARTS', '10');
   option('--restart-delay <duration>', 'first delay before a restart; doubles after each quick failure, up to 30s', 'GSUP_RESTART_DELAY', '1s');
   option('--health-cmd <command>', 'health check: healthy when it exits 0 within the timeout (sh -c)', 'GSUP_HEALTH_CMD', 'none');
   option('--health-url <url>', 'health check: healthy on a 2xx answer within the timeout', 'GSUP_HEALTH_URL', 'none');
@@ -64,8 +64,8 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--grace <duration>', "the orchestrator's grace period: the kill timeout defaults to grace - stop delay - 1s", 'GSUP_GRACE', 'none');
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
-  program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=0-2]').argParser(count));
-  program.addOption(new Option('-q, --quiet', 'log errors only'));
+  program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=-1 to 2]').argParser(count));
+  program.addOption(new Option('-q, --quiet', 'log errors only [env GSUP_VERBOSE=-1]'));
   option('--log-format <format>', 'text or json', 'GSUP_LOG_FORMAT', 'text');
   return program;
 }

@@ -41,6 +41,14 @@ describe('logs on stderr', () => {
     expect((await stopOnce(['-q'], { GSUP_VERBOSE: '1' })).stderr).toEqual([]);
   });
 
+  it('GSUP_VERBOSE=-1 is -q: errors only (a bad command still says why), and -v wins over it', async () => {
+    expect((await stopOnce([], { GSUP_VERBOSE: '-1' })).stderr).toEqual([]);
+    expect((await stopOnce(['-v'], { GSUP_VERBOSE: '-1' })).stderr.join('\n')).toMatch(/SIGUSR1 → group/);
+    const missing = gsup(['--', 'no-such-command-gsup'], { env: { GSUP_VERBOSE: '-1' } });
+    expect((await missing.finished()).code).toBe(127);
+    expect(missing.stderr).toEqual(['gsup: no-such-command-gsup: command not found']);
+  });
+
   it('--log-format json: one object per line with time, level, event', async () => {
     const run = await stopOnce(['-v', '--log-format', 'json']);
     const events = run.stderr.map((line) => JSON.parse(line) as Record<string, unknown>);

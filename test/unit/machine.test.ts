@@ -126,6 +126,15 @@ describe('step: the decisions, one by one', () => {
     expect(step(cleanup, { kind: 'looked', alive: [], commandPgid: undefined }, facts()).state.phase).toBe('restarting');
   });
 
+  it('the restart log counts quick failures only: "restart 1 of 10" after a quick run, "not counted" after a run of 10 s or more (never "restart 0 of 10")', () => {
+    const failed: Input = { kind: 'command-exit', run: 1, exit: { code: 1, signal: null }, sent: new Set(), treeGone: true, mayHaveDaemon: false };
+    const quick = step(PHASES.running, failed, facts({ restart: 'on-failure' }, 2_000));
+    expect(logged(quick.effects)).toEqual(['command exited with code 1 (restart 1 of 10): restarting in 1.00s']);
+    const long = step(PHASES.running, failed, facts({ restart: 'on-failure' }, 3_600_000));
+    expect(logged(long.effects)).toEqual(['command exited with code 1 (ran 10s or more: not counted toward --max-restarts 10): restarting in 1.00s']);
+    expect(logged(long.effects).join()).not.toMatch(/restart 0 of/);
+  });
+
   it('after a stop for failed health checks, gsup never exits 0 (an app that exits 0 on SIGTERM has still failed)', () => {
     const unhealthy = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts());
     expect(unhealthy.state.phase).toBe('stopping');
