@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import type { SignalName } from '../platform/types.js';
 import type { HealthConfig } from './health.js';
 import type { OnExitPolicy } from './on-exit.js';
@@ -51,11 +52,21 @@ export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
   health: undefined,
 });
 
-/** Every field given, or its default. */
+/** Every field given, or its default. Throws a TypeError for a rewrite rule that could never match. */
 export function resolveConfig(given: Partial<SupervisorConfig>): SupervisorConfig {
   const config = { ...DEFAULT_CONFIG };
   for (const key of Object.keys(DEFAULT_CONFIG) as Array<keyof SupervisorConfig>) {
     if (given[key] !== undefined) (config as Record<string, unknown>)[key] = given[key];
   }
+  checkRewrite(config.rewrite);
   return config;
+}
+
+// The library takes full names only ('SIGTERM'): a short one ('TERM') would be a rule that silently never applies.
+function checkRewrite(rewrite: ReadonlyMap<SignalName, SignalName | null>): void {
+  const known = (name: unknown) => typeof name === 'string' && name in constants.signals;
+  for (const [from, to] of rewrite) {
+    if (!known(from)) throw new TypeError(`rewrite: ${JSON.stringify(from)} is not a signal name: use full names such as 'SIGTERM'`);
+    if (to !== null && !known(to)) throw new TypeError(`rewrite: ${JSON.stringify(to)} (for ${from}) is not a signal name: use full names such as 'SIGINT', or null to drop`);
+  }
 }

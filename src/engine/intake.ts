@@ -41,6 +41,16 @@ export class SignalIntake {
     return received;
   }
 
+  /**
+   * The signal a stop asked for by the library (`stop(signal)`) goes out as:
+   * rewritten as a received one would be, unless the rule drops it or makes
+   * it no stop signal (a stop asked for is a stop; `signal()` is the received way).
+   */
+  stopRequested(signal: SignalName): SignalName {
+    const rewritten = this.rewrite(signal);
+    return rewritten !== null && STOP_SIGNALS.has(rewritten) ? rewritten : signal;
+  }
+
   /** Does this received signal stop the supervision (it goes first in the queue)? */
   isStop(received: SignalName): boolean {
     const signal = this.rewrite(received);

@@ -83,7 +83,7 @@ class Supervisor {
     this.loop = new EventLoop(this.queue, (event) => this.dispatch(event), fault, () => this.state.phase === 'done', () => this.resolveDone(this.result));
     this.parts = wire(command, config, { ...options, cwd: this.cwd }, this.platform, this.logger, this.timers.signal, (event) => this.queue.push(event));
     const exited = this.main();
-    const stop = (signal: SignalName = 'SIGTERM') => (this.queue.push({ kind: 'stop', signal, reason: 'stop requested' }), exited);
+    const stop = (signal: SignalName = 'SIGTERM') => (this.queue.push({ kind: 'stop', signal: this.intake.stopRequested(signal), reason: 'stop requested' }), exited);
     this.handle = supervisorHandle(() => this.run, (signal) => this.loop.now({ kind: 'signal', signal }), stop, exited);
   }
 

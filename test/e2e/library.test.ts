@@ -48,6 +48,34 @@ describe("import { supervise } from 'gsup'", () => {
     expect(output.all.filter((line) => line.startsWith('signal: SIGTERM'))).toHaveLength(1);
   });
 
+  it('stop() applies the rewrite as the CLI does: with SIGTERM→SIGINT the app gets SIGINT, once, and no SIGTERM', async () => {
+    const handle = supervise('node', [PRINTER], { stdio: 'pipe', rewrite: new Map([['SIGTERM', 'SIGINT']]) });
+    handles.push(handle);
+    const output = lines(handle);
+    await output.next(/^ready/);
+    const result = await handle.stop();
+    expect(result.exitCode).toBe(0);
+    expect(output.all.filter((line) => line.startsWith('signal: SIGINT'))).toHaveLength(1);
+    expect(output.all.filter((line) => line.startsWith('signal: SIGTERM'))).toHaveLength(0);
+  });
+
+  it('stop() still stops when a rule makes its signal no stop signal (SIGTERM→SIGHUP): the app gets SIGTERM', async () => {
+    const handle = supervise('node', [PRINTER], { stdio: 'pipe', rewrite: new Map([['SIGTERM', 'SIGHUP']]) });
+    handles.push(handle);
+    const output = lines(handle);
+    await output.next(/^ready/);
+    expect((await handle.stop()).exitCode).toBe(0);
+    expect(output.all.filter((line) => line.startsWith('signal: SIGTERM'))).toHaveLength(1);
+    expect(output.all.filter((line) => line.startsWith('signal: SIGHUP'))).toHaveLength(0);
+  });
+
+  it('refuses short signal names in rewrite (a rule that would never apply), before starting anything', () => {
+    const short = new Map([['TERM', 'SIGINT']]) as unknown as Map<'SIGTERM', 'SIGINT'>;
+    expect(() => supervise('node', [PRINTER], { rewrite: short })).toThrow(new TypeError(`rewrite: "TERM" is not a signal name: use full names such as 'SIGTERM'`));
+    const shortTo = new Map([['SIGTERM', 'INT']]) as unknown as Map<'SIGTERM', 'SIGINT'>;
+    expect(() => supervise('node', [PRINTER], { rewrite: shortTo })).toThrow(/rewrite: "INT" \(for SIGTERM\) is not a signal name/);
+  });
+
   it('reports a kill and 128+9 when the kill timeout runs out', async () => {
     const handle = supervise('node', [PRINTER, '--ignore-stop'], { stdio: 'pipe', killTimeout: 200 });
     handles.push(handle);
