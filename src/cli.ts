@@ -6,6 +6,7 @@ import { EXIT_INTERNAL } from './engine/exit-status.js';
 import { formatDuration } from './engine/format.js';
 import { StatusBoard } from './engine/status-board.js';
 import { supervise } from './engine/supervisor.js';
+import { npmRunningGsup } from './npm-parent.js';
 
 declare const GSUP_VERSION: string;
 
@@ -18,6 +19,10 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
       stopDelayMs: config.stopDelay,
       killTimeoutMs: config.killTimeout,
     });
+  }
+  const npm = npmRunningGsup(process.env);
+  if (npm && !(await import('node:tty')).isatty(0)) {
+    logger.warn('npm', `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; run node_modules/.bin/gsup (or exec it) instead`, { npm });
   }
   // The status endpoint is bound before anything runs: a taken port is gsup's own error (125).
   const board = status && new StatusBoard();

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PRINTER, ROOT, Run, hostPidOfPid1, killEverything, tempDir, unshareWorks } from '../helpers/gsup.js';
-import { waitFor } from '../helpers/proc.js';
+import { isAlive, waitFor } from '../helpers/proc.js';
 
 // The package as a stranger gets it: `npm pack`, installed into an empty
 // folder, run from there. (dist/ is already built by `npm test`; packing
@@ -49,6 +49,28 @@ describe('the npm package', () => {
     expect(run.count(/^signal: SIGTERM /)).toBe(1);
     // Orphans are adopted: koffi works without its install script.
     expect(run.stderr.join('\n')).not.toContain('cannot become child subreaper');
+  });
+
+  // The README's warning, shown: npx exits at once on SIGTERM and leaves gsup and the app behind.
+  it('`npx gsup` without a terminal: gsup warns at start; on SIGTERM npx exits at once (SIGTERM or 143) and gsup and the app run on as orphans', async () => {
+    const npx = new Run('npx', ['--no-install', 'gsup', '--', 'node', PRINTER], { cwd: join(dir.path, 'app') });
+    const app = await npx.ready();
+    const warning = await npx.waitForLine(/^\[gsup\] started by npx \(npm exec\) with no terminal: /, { stream: 'stderr' });
+    expect(warning.input).toContain('run node_modules/.bin/gsup (or exec it) instead');
+    const gsupPid = Number(readFileSync(`/proc/${app}/stat`, 'latin1').split(') ')[1].split(' ')[1]);
+    expect(readFileSync(`/proc/${gsupPid}/cmdline`, 'latin1')).toContain('node_modules/.bin/gsup');
+    process.kill(npx.pid, 'SIGTERM');
+    const exit = await npx.finished(5000);
+    expect(exit.code === 143 || exit.signal === 'SIGTERM', JSON.stringify(exit)).toBe(true);
+    // npx is gone; gsup and the app are not, and the app never got the SIGTERM.
+    expect(isAlive(gsupPid) && isAlive(app)).toBe(true);
+    expect(npx.count(/^signal: /)).toBe(0);
+    // The way out: signal gsup itself (what node_modules/.bin/gsup in the image gives the runtime).
+    process.kill(gsupPid, 'SIGTERM');
+    await waitFor(() => !isAlive(app) && !isAlive(gsupPid), 'gsup and the app to stop', 10_000);
+    // Its output still comes through the pipe npx handed down.
+    await waitFor(() => npx.count(/^clean exit /) === 1, 'the app to say it exited cleanly', 5000);
+    expect(npx.count(/^signal: SIGTERM /)).toBe(1);
   });
 
   it.skipIf(!unshareWorks)('passes the container simulation: PID 1, SIGTERM, the right exit status', async () => {
