@@ -44,6 +44,8 @@ export async function soak(durationS = seconds) {
   return {
     startMiB: samples[0].anon,
     plateauMiB: max(half),
+    // A plateau: the second half's maximum no higher than the first half's (a heap that keeps growing sets a new one).
+    growthMiB: max(half) - max(samples.slice(0, Math.floor(samples.length / 2))),
     driftMiB: half.at(-1).anon - half[0].anon,
     peakRssMiB: Math.max(...samples.map((sample) => sample.rss)),
     seconds: durationS,
@@ -53,6 +55,6 @@ export async function soak(durationS = seconds) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const result = await soak();
   console.log(
-    `soak, ${result.seconds} s as PID 1 under churn: private memory (RssAnon) ${result.startMiB.toFixed(1)} MiB at 1 s, plateau ${result.plateauMiB.toFixed(1)} MiB (second half's maximum), drift over the second half ${result.driftMiB >= 0 ? '+' : ''}${result.driftMiB.toFixed(1)} MiB; peak RSS ${result.peakRssMiB.toFixed(1)} MiB`,
+    `soak, ${result.seconds} s as PID 1 under churn: private memory (RssAnon) ${result.startMiB.toFixed(1)} MiB at 1 s, plateau ${result.plateauMiB.toFixed(1)} MiB (second half's maximum, ${result.growthMiB >= 0 ? '+' : ''}${result.growthMiB.toFixed(1)} MiB on the first half's), drift over the second half ${result.driftMiB >= 0 ? '+' : ''}${result.driftMiB.toFixed(1)} MiB; peak RSS ${result.peakRssMiB.toFixed(1)} MiB`,
   );
 }
