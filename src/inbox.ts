@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { handOverStopSignals } from './platform/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 import { forwardableSignals } from './signals.js';
@@ -17,8 +16,6 @@ export interface SignalInbox {
 }
 
 export function listen(): SignalInbox {
-  // gsup allocates little and seldom: V8's heap sized for memory, not speed (as PID 1 under churn: bench/soak.js).
-  setFlagsFromString('--optimize-for-size');
   const held: SignalName[] = [];
   let listener: ((signal: SignalName) => void) | undefined;
   // Never removed: until gsup exits, no signal may find it without a handler (as PID 1 or not).
