@@ -87,4 +87,13 @@ describe('exit status', () => {
     expect((await gsup(['-e', '143', '--', 'sh', '-c', 'kill -TERM $$']).finished()).code).toBe(0);
     expect((await gsup(['--', 'sh', '-c', 'exit 4'], { env: { GSUP_SUCCESS_EXIT: '3,4' } }).finished()).code).toBe(0);
   });
+
+  it('-e 127 maps the 127 of a missing command too (the help: "when gsup would exit with this code"), and still says why', async () => {
+    const missing = gsup(['-e', '127', '--', 'no-such-command-gsup']);
+    expect((await missing.finished()).code).toBe(0);
+    expect(missing.stderr).toEqual(['gsup: no-such-command-gsup: command not found']);
+    const help = gsup(['--help']);
+    await help.finished();
+    expect(help.stdout.join(' ').replace(/\s+/g, ' ')).toContain("exit 0 when gsup would exit with this code (the command's, or 127 for a missing one)");
+  });
 });
