@@ -86,6 +86,9 @@ describe('step: the decisions, one by one', () => {
     const first = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts({ stopDelay: 2000 }));
     expect(first.state.phase).toBe('stop-delay');
     expect(first.effects).toContainEqual({ kind: 'set-timer', name: 'stop-delay', ms: 2000 });
+    // A look as the delay begins: who was there, so the summary can count what then exits by itself.
+    expect(first.effects).toContainEqual({ kind: 'look', delayMs: 0 });
+    expect(kinds(first.effects)).not.toContain('stop-round');
     const int = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' }, facts({ stopDelay: 2000 }));
     expect(int.state.phase).toBe('stopping');
     expect(int.effects).toContainEqual({ kind: 'set-timer', name: 'kill-timeout', ms: 10_000 });
