@@ -31,6 +31,15 @@ export function loadKoffi(moduleUrl: string): typeof import('koffi') {
   return require('koffi') as typeof import('koffi');
 }
 
+/** libc: glibc by name; else the symbols already loaded into node (musl and the rest). */
+export function loadLibc(koffi: typeof import('koffi')): ReturnType<typeof koffi.load> {
+  try {
+    return koffi.load('libc.so.6');
+  } catch {
+    return koffi.load(null as unknown as string);
+  }
+}
+
 // mallopt(M_ARENA_MAX, 1): one malloc arena for every thread. gsup allocates
 // little, but glibc gives each of Node's threads (V8's GC helpers, libuv's
 // pool) an arena of its own, whose freed pages it keeps: as PID 1 under churn

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { loadKoffi } from './koffi.js';
+import { loadKoffi, loadLibc } from './koffi.js';
 
 // libc through koffi (prctl, waitid, ioctl, pidfds, exec): Node has none of
 // them, and a compiled addon would need a compiler in the image. koffi ships
@@ -49,8 +49,6 @@ const ENOSYS = 38;
 let libc: Libc | undefined;
 let failure: string | undefined;
 
-// glibc by name; null (the symbols already loaded into node) covers musl and the rest.
-const LIBC_NAMES = ['libc.so.6', null];
 
 /** Why koffi could not be loaded, once `load()` has failed. */
 export function nativeFailure(): string | undefined {
@@ -66,17 +64,7 @@ export function load(): Libc | undefined {
   }
   try {
     const koffi = loadKoffi(import.meta.url);
-    let library: ReturnType<typeof koffi.load> | undefined;
-    let lastError: unknown;
-    for (const name of LIBC_NAMES) {
-      try {
-        library = koffi.load(name);
-        break;
-      } catch (error) {
-        lastError = error;
-      }
-    }
-    if (!library) throw lastError;
+    const library = loadLibc(koffi);
     libc = {
       prctl: library.func('int prctl(int, unsigned long, unsigned long, unsigned long, unsigned long)'),
       waitpid: library.func('int waitpid(int, _Out_ int *, int)'),
@@ -92,7 +80,7 @@ export function load(): Libc | undefined {
       signal: library.func('void *signal(int, void *)'),
       execvp: library.func('int execvp(const char *, const char **)'),
       errno: () => koffi.errno(),
-      mallocTrim: optional(() => library!.func('int malloc_trim(size_t)')),
+      mallocTrim: optional(() => library.func('int malloc_trim(size_t)')),
     };
   } catch (error) {
     failure = error instanceof Error ? error.message.split('\n')[0] : String(error);

@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { limitMallocArenas, loadKoffi } from './koffi.js';
+import { limitMallocArenas, loadKoffi, loadLibc } from './koffi.js';
 import { swallowedStopSignal } from './startup.js';
 import type { SignalName } from './types.js';
 
@@ -75,14 +75,6 @@ function loadMarker(moduleUrl: string): Marker | undefined {
     };
   } catch {
     return undefined; // no koffi here: the SigCgt read
-  }
-}
-
-function loadLibc(koffi: typeof import('koffi')): ReturnType<typeof koffi.load> {
-  try {
-    return koffi.load('libc.so.6');
-  } catch {
-    return koffi.load(null as unknown as string); // musl: the symbols already in node
   }
 }
 
