@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 'use strict';
-// First, before anything else loads: a handler for every catchable signal
-// (as PID 1 an unhandled signal is ignored, and a stop signal must never be lost).
-const inbox = require('../dist/inbox.cjs').listen();
-require('../dist/cli.cjs')
-  .main(process.argv.slice(2), inbox)
-  .then((code) => process.exit(code));
+// First, before anything else loads: gsup leaves the app's NODE_OPTIONS behind
+// (when set, Node starts again without them, same pid), then a handler for every
+// catchable signal (as PID 1 an unhandled signal is ignored, and a stop signal
+// must never be lost).
+const { apart, listen } = require('../dist/inbox.cjs');
+apart((carried) => {
+  const inbox = listen(carried);
+  require('../dist/cli.cjs')
+    .main(process.argv.slice(2), inbox)
+    .then((code) => process.exit(code));
+});

@@ -20,6 +20,9 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
       killTimeoutMs: config.killTimeout,
     });
   }
+  if (inbox.together) {
+    logger.warn('node-options', `NODE_OPTIONS is gsup's too (${inbox.together}): a preload's signal handlers, timers and ports run in gsup as well`, { why: inbox.together });
+  }
   const npm = npmRunningGsup(process.env);
   if (npm && !(await import('node:tty')).isatty(0)) {
     logger.warn('npm', `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; run node_modules/.bin/gsup (or exec it) instead`, { npm });

@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import type { Carried } from './apart.js';
 import { handOverStopSignals } from './platform/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 import { forwardableSignals } from './signals.js';
@@ -14,14 +15,18 @@ export interface SignalInbox {
   attach(listener: (signal: SignalName) => void): void;
   /** A stop signal Node's start-up handler took before these handlers were in place (PID 1). */
   readonly swallowed: SignalName | undefined;
+  /** Why gsup could not leave the app's NODE_OPTIONS behind (apart.ts), when it could not. */
+  readonly together?: string;
 }
 
-export function listen(): SignalInbox {
+export { apart } from './apart.js';
+
+export function listen(carried: Carried = { held: [], armed: false }): SignalInbox {
   // gsup allocates little and seldom: V8's heap sized for memory, not speed. Set
   // first thing, before anything is compiled; as PID 1 under churn its plateau
   // was 14.5 MiB with it, 16.4 without (bench/soak.js, side by side).
   setFlagsFromString('--optimize-for-size');
-  const held: SignalName[] = [];
+  const held: SignalName[] = [...carried.held];
   let listener: ((signal: SignalName) => void) | undefined;
   // Never removed: until gsup exits, no signal may find it without a handler (as PID 1 or not).
   const on = (signal: SignalName) => process.on(signal, () => (listener ? listener(signal) : held.push(signal)));
@@ -29,9 +34,10 @@ export function listen(): SignalInbox {
   // Every other signal first: that loads Node's signal machinery, so the stop
   // handlers replace Node's start-up one at once (see handOverStopSignals).
   for (const signal of forwardableSignals()) if (!stops.includes(signal)) on(signal);
-  const swallowed = handOverStopSignals(() => stops.forEach(on), import.meta.url);
+  const swallowed = handOverStopSignals(() => stops.forEach(on), import.meta.url, carried.armed);
   return {
     swallowed,
+    together: carried.together,
     attach(next) {
       listener = next;
       for (const signal of held.splice(0)) next(signal);

@@ -191,11 +191,11 @@ describe('signals at start-up', () => {
   });
 
   // The window between seeing whether Node's start-up handler took a stop
-  // signal and gsup's own handler going in, held open on purpose (a test-only
-  // hold of 1.5 s, as if gsup were preempted there) and a SIGTERM sent into it.
+  // signal and gsup's own handler going in, held open on purpose (a preload of
+  // the test's holds it 1.5 s, as if gsup were preempted there) and a SIGTERM sent into it.
   const intoTheWindow = async (env: NodeJS.ProcessEnv) => {
     const name = label();
-    const run = gsupAsPid1(['-v', '--', 'node', PRINTER, '--label', name], { env: { GSUP_TEST_HOLD_HANDOVER_MS: '1500', ...env } });
+    const run = gsupAsPid1(['-v', '--', 'node', PRINTER, '--label', name], { env, node: ['--require', fixture('hold-handover.cjs')] });
     await run.waitForLine(/^gsup: \(test\) stop handlers being handed over$/, { stream: 'stderr', timeoutMs: 10_000 });
     const pid1 = hostPidOfPid1(run);
     expect(pid1).toBeDefined();

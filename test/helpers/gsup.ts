@@ -165,9 +165,9 @@ export class Run {
 const runs = new Set<Run>();
 const fixturePids = new Set<number>();
 
-/** Starts gsup with these arguments. */
-export function gsup(args: string[], options?: RunOptions): Run {
-  return new Run(process.execPath, [GSUP, ...args], options);
+/** Starts gsup with these arguments (`node`: flags for gsup's own node, before its script). */
+export function gsup(args: string[], options?: RunOptions & { node?: string[] }): Run {
+  return new Run(process.execPath, [...(options?.node ?? []), GSUP, ...args], options);
 }
 
 /** Whether this machine lets us make a PID namespace (`unshare --pid --fork --mount-proc`). */
@@ -181,8 +181,9 @@ export const unshareWorks: boolean = (() => {
 })();
 
 /** gsup as PID 1 of a new PID namespace, the way a container runs it. */
-export function gsupAsPid1(args: string[], options: RunOptions = {}): Run {
-  return new Run('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, GSUP, ...args], { ...options, namespaced: true });
+export function gsupAsPid1(args: string[], options: RunOptions & { node?: string[] } = {}): Run {
+  const node = [process.execPath, ...(options.node ?? [])];
+  return new Run('unshare', ['--pid', '--fork', '--mount-proc', ...node, GSUP, ...args], { ...options, namespaced: true });
 }
 
 /** The pid, seen from here, of gsup running as PID 1 under `unshare` (unshare's child). */

@@ -1,0 +1,74 @@
+import { constants } from 'node:os';
+import { execNodeAgain } from './platform/reexec.js';
+import { loadMarker } from './platform/stop-handover.js';
+import type { SignalName } from './platform/types.js';
+
+/**
+ * gsup apart from the app it supervises. gsup is a Node program started with
+ * the app's environment, and NODE_OPTIONS is the app's: a preload (an APM
+ * agent: its signal handlers, timers, sockets), `--inspect` (its port), heap
+ * flags. When it is set, gsup starts Node again in the same process
+ * (execve(2): the same pid, so PID 1 stays PID 1) without it, and hands it
+ * back to the command unchanged. What this costs is paid only then.
+ *
+ * No stop signal is lost on the way: the stop signals' handler becomes the
+ * marker of stop-handover.ts first (the kernel keeps its alarm across
+ * execve), and what Node took before that (its start-up handler, or a
+ * preload's signal handle, drained in one turn of the loop) is carried over
+ * in the environment, with NODE_OPTIONS, under GSUP_APART.
+ */
+export interface Carried {
+  /** Signals the process gsup replaced took, in order: the new one treats them as received first. */
+  held: SignalName[];
+  /** The marker was in across execve: its alarm says whether a stop signal came on the way. */
+  armed: boolean;
+  /** Why gsup runs with the app's NODE_OPTIONS after all. */
+  together?: string;
+}
+
+const KEY = 'GSUP_APART';
+const STOPS = ['SIGTERM', 'SIGINT'] as const;
+
+/** Calls `then` in the process that goes on: this one (nothing to leave, or it could not), or the new one. */
+export function apart(then: (carried: Carried) => void): void {
+  const moduleUrl = import.meta.url;
+  const env = process.env;
+  const note = env[KEY];
+  delete env[KEY];
+  const nodeOptions = env.NODE_OPTIONS;
+  if (note !== undefined && nodeOptions === undefined) return then(arrived(note));
+  if (!nodeOptions?.trim()) return then({ held: [], armed: false });
+  if (process.platform !== 'linux') return then({ held: [], armed: false, together: `not on ${process.platform}` });
+  if (env.GSUP_FFI === '0') return then({ held: [], armed: false, together: 'GSUP_FFI=0' });
+  const marker = loadMarker(moduleUrl, process.pid === 1);
+  // An alarm kept across the exec that started gsup: the marker could not be told from it.
+  const pending = marker?.alarm(0) ?? 0;
+  if (pending > 0) marker?.alarm(pending);
+  const armed = marker !== undefined && pending === 0;
+  const held: SignalName[] = [];
+  // Node's start-up handler already fired (as PID 1 its re-raise was ignored): a stop signal came.
+  if (armed) for (const signal of STOPS) if (marker.swap(signal)) held.push(signal);
+  const go = () => {
+    const { NODE_OPTIONS: _, ...rest } = env as Record<string, string>;
+    const why = execNodeAgain({ ...rest, [KEY]: JSON.stringify({ nodeOptions, held, armed }) }, moduleUrl);
+    then({ held, armed, together: why });
+  };
+  // A preload's SIGTERM handle: what libuv took before the swap comes out in the next poll.
+  const listened = STOPS.filter((signal) => process.listenerCount(signal) > 0);
+  if (listened.length === 0) return go();
+  for (const signal of listened) process.on(signal, () => held.push(signal));
+  setImmediate(go);
+}
+
+/** The new process: NODE_OPTIONS back for the command, and what the old one carried. */
+function arrived(note: string): Carried {
+  let carried: { nodeOptions?: unknown; held?: unknown; armed?: unknown };
+  try {
+    carried = JSON.parse(note);
+  } catch {
+    return { held: [], armed: false };
+  }
+  if (typeof carried.nodeOptions === 'string') process.env.NODE_OPTIONS = carried.nodeOptions;
+  const held = Array.isArray(carried.held) ? carried.held.filter((s): s is SignalName => typeof s === 'string' && Object.hasOwn(constants.signals, s)) : [];
+  return { held, armed: carried.armed === true };
+}

@@ -1,0 +1,31 @@
+import { loadKoffi, loadLibc } from './koffi.js';
+
+const F_SETFD = 2;
+const FD_CLOEXEC = 1;
+
+/**
+ * Replaces this process's image with `node <execArgv> <script> <args>` under
+ * `env`: the same pid (PID 1 stays PID 1), a Node that starts afresh. Returns
+ * only when that could not be done, saying why.
+ */
+export function execNodeAgain(env: Record<string, string>, moduleUrl: string): string {
+  let koffi: typeof import('koffi');
+  let execve: (path: string, argv: Array<string | null>, envp: Array<string | null>) => number;
+  let fcntl: (fd: number, command: number, value: number) => number;
+  try {
+    koffi = loadKoffi(moduleUrl);
+    const libc = loadLibc(koffi);
+    execve = libc.func('int execve(const char *, const char **, const char **)');
+    fcntl = libc.func('int fcntl(int, int, int)');
+  } catch (error) {
+    return `koffi could not be loaded (${error instanceof Error ? error.message : String(error)})`;
+  }
+  // Node marks its stdio close-on-exec; the next Node must find the same fds 0–2.
+  for (const fd of [0, 1, 2]) fcntl(fd, F_SETFD, 0);
+  const argv = [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
+  const envp = Object.entries(env).map(([key, value]) => `${key}=${value}`);
+  execve(process.execPath, [...argv, null], [...envp, null]);
+  const errno = koffi.errno();
+  for (const fd of [0, 1, 2]) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return `execve(${process.execPath}) failed (errno ${errno})`;
+}
