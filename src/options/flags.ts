@@ -41,7 +41,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
     program.addOption(new Option(flags, `${description} [env ${env}, default ${fallback}]`));
   option(
     '-t, --kill-timeout <duration>',
-    "time between the stop signal and SIGKILL of what is still alive (under docker stop's 10 s)",
+    'time between the stop signal and SIGKILL of what is still alive; the default comes before docker stop\'s 10 s',
     'GSUP_KILL_TIMEOUT',
     '8s',
   );
