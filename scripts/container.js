@@ -135,3 +135,14 @@ export function buildImage() {
 export function removeContainer(name) {
   podmanTry(['rm', '-f', '-t', '0', name]);
 }
+
+// `node scripts/container.js` (as root, with podman and runc): builds the image and prints its name.
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const reason = podmanSkipReason();
+  if (reason) {
+    console.error(`cannot build the image: ${reason}`);
+    process.exit(1);
+  }
+  buildImage();
+  console.log(IMAGE);
+}

@@ -1,5 +1,5 @@
 import { writeSync } from 'node:fs';
-import { createLogger } from './log.js';
+import { createLogger, Logger } from './log.js';
 import { parseCommandLine, type CliOptions } from './options/cli-options.js';
 import { listen, type SignalInbox } from './inbox.js';
 import { EXIT_INTERNAL } from './engine/exit-status.js';
@@ -7,6 +7,7 @@ import { formatDuration } from './engine/format.js';
 import { StatusBoard } from './engine/status-board.js';
 import { supervise } from './engine/supervisor.js';
 import { npmRunningGsup } from './npm-parent.js';
+import { STOP_SIGNALS } from './signals.js';
 
 declare const GSUP_VERSION: string;
 
@@ -23,6 +24,7 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   if (inbox.together) {
     logger.warn('node-options', `NODE_OPTIONS is gsup's too (${inbox.together}): a preload's signal handlers, timers and ports run in gsup as well`, { why: inbox.together });
   }
+  warnIfTermStopsNothing(config.rewrite, logger);
   const npm = npmRunningGsup(process.env);
   if (npm && !(await import('node:tty')).isatty(0)) {
     logger.warn('npm', `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; run node_modules/.bin/gsup (or exec it) instead`, { npm });
@@ -51,6 +53,20 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
     else say(`gsup: ${result.error}`);
   }
   return result.exitCode;
+}
+
+/**
+ * A rule that drops SIGTERM or makes it no stop signal (`-r TERM:0`,
+ * `-r TERM:HUP`): docker stop, podman stop and Kubernetes send SIGTERM, so
+ * their stop would do nothing until their own SIGKILL. Said once, at start.
+ */
+function warnIfTermStopsNothing(rewrite: CliOptions['rewrite'], logger: Logger): void {
+  if (!rewrite.has('SIGTERM')) return;
+  const to = rewrite.get('SIGTERM') ?? null;
+  if (to === 'SIGKILL' || (to && STOP_SIGNALS.has(to))) return;
+  const rule = to ? `turns SIGTERM into ${to}, which does not stop the tree` : 'drops SIGTERM';
+  const message = `the rewrite ${rule}: docker stop and Kubernetes will SIGKILL everything when their grace ends`;
+  logger.warn('rewrite-no-stop', message, { signal: 'SIGTERM', to });
 }
 
 /** Moves gsup to /; returns the start directory, where every run of the command starts. */
@@ -92,9 +108,14 @@ export async function main(argv: string[] = process.argv.slice(2), inbox: Signal
     return await run(request.options, inbox);
   } catch (error) {
     // By name: the flags file is a bundle of its own, with its own UsageError class.
-    const message = error instanceof Error && error.name === 'UsageError' ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    const usage = error instanceof Error && error.name === 'UsageError';
+    const message = usage ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     // One line, of a readable length, whatever value it quotes (commander's messages quote what they got).
-    say(`gsup: ${clip(message.split('\n')[0])}`);
+    const line = clip(message.split('\n')[0]);
+    // Under --log-format json (or its variable), as every other line: one JSON object.
+    const logFormat = (error as { logFormat?: unknown } | undefined)?.logFormat ?? process.env.GSUP_LOG_FORMAT;
+    if (logFormat !== 'json') say(`gsup: ${line}`);
+    else new Logger({ format: 'json' }).error(usage ? 'usage' : 'internal', line, { exitCode: EXIT_INTERNAL });
     return EXIT_INTERNAL;
   }
 }

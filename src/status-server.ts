@@ -20,8 +20,12 @@ function answer(path: string, board: StatusBoard): [number, string, string] {
   }
 }
 
-/** Listens on host:port (resolves once listening); a port that cannot be bound is a usage error, before anything runs. */
-export function serveStatus(board: StatusBoard, port: number, host: string): Promise<Server> {
+/**
+ * Listens on host:port (resolves once listening); a port that cannot be bound
+ * is a usage error, before anything runs. No host: `::`, which takes IPv4 too
+ * (Node binds it dual-stack); where the kernel has no IPv6, 0.0.0.0.
+ */
+export async function serveStatus(board: StatusBoard, port: number, host: string | undefined): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
@@ -31,14 +35,30 @@ export function serveStatus(board: StatusBoard, port: number, host: string): Pro
     response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
     response.end(request.method === 'HEAD' ? undefined : body);
   });
+  try {
+    await listen(server, port, host ?? '::');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // No IPv6 here (ipv6.disable=1: EAFNOSUPPORT; no address: EADDRNOTAVAIL): IPv4 alone.
+    const noIpv6 = code === 'EAFNOSUPPORT' || code === 'EADDRNOTAVAIL';
+    if (host === undefined && noIpv6) await listen(server, port, '0.0.0.0');
+    else throw error;
+  }
+  server.on('error', () => {}); // a client's error is its own
+  return server;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new UsageError(`cannot serve the status endpoint on ${host}:${port} (--status-port): ${error.code ?? error.message}`));
+      const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      const cause = error.code ?? error.message;
+      const usage = new UsageError(`cannot serve the status endpoint on ${where} (--status-port): ${cause}`);
+      reject(Object.assign(usage, { code: error.code }));
     });
     server.listen(port, host, () => {
       server.removeAllListeners('error');
-      server.on('error', () => {}); // a client's error is its own
-      resolve(server);
+      resolve();
     });
   });
 }

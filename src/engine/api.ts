@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { SupervisorConfig } from './config.js';
+import type { ConfigOptions } from './config.js';
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
 import type { SpawnedCommand, SpawnFunction } from './spawn.js';
@@ -7,7 +7,7 @@ import type { StatusBoard } from './status-board.js';
 
 // What `supervise()` takes and gives.
 
-export interface SuperviseOptions extends Partial<SupervisorConfig> {
+export interface SuperviseOptions extends ConfigOptions {
   stdio?: 'inherit' | 'pipe' | 'ignore';
   env?: NodeJS.ProcessEnv;
   cwd?: string;

@@ -11,6 +11,11 @@ export type Intake =
 
 const NONE: Intake = { kind: 'none' };
 
+/** A stop: SIGTERM or SIGINT, or one a rule made SIGKILL (`-r TERM:KILL`: the tree is killed at once). */
+function stops(received: SignalName, signal: SignalName): boolean {
+  return STOP_SIGNALS.has(signal) || (signal === 'SIGKILL' && STOP_SIGNALS.has(received));
+}
+
 /**
  * gsup's ears, O(1) per signal: the signals it caused itself (the pipe probe,
  * giving the terminal up, a SIGPIPE of its own failed write) are not
@@ -48,13 +53,13 @@ export class SignalIntake {
    */
   stopRequested(signal: SignalName): SignalName {
     const rewritten = this.rewrite(signal);
-    return rewritten !== null && STOP_SIGNALS.has(rewritten) ? rewritten : signal;
+    return rewritten !== null && stops(signal, rewritten) ? rewritten : signal;
   }
 
   /** Does this received signal stop the supervision (it goes first in the queue)? */
   isStop(received: SignalName): boolean {
     const signal = this.rewrite(received);
-    return signal !== null && STOP_SIGNALS.has(signal) && !JOB_CONTROL_SIGNALS.has(received);
+    return signal !== null && stops(received, signal) && !JOB_CONTROL_SIGNALS.has(received);
   }
 
   take(received: SignalName): Intake {
@@ -68,7 +73,7 @@ export class SignalIntake {
       return NONE;
     }
     if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
-    if (STOP_SIGNALS.has(signal)) return { kind: 'stop', signal, reason: `${received} received` };
+    if (stops(received, signal)) return { kind: 'stop', signal, reason: `${received} received` };
     return { kind: 'forward', signal, suspend: false };
   }
 

@@ -59,7 +59,8 @@ function next(state: RestartState, config: RestartConfig, reason: string, failed
     quickFailures = 0;
     delayMs = base;
   }
-  if (quickFailures >= config.maxRestarts) {
+  // A long run is no failure in a row: it restarts even under --max-restarts 0.
+  if (livedMs < STABLE_RUN_MS && quickFailures >= config.maxRestarts) {
     return { decision: { restart: false, reason: `${reason}; giving up after ${config.maxRestarts} restart(s) in a row` }, state: { delayMs, quickFailures } };
   }
   const decision: RestartDecision = { restart: true, delayMs, reason, attempt: quickFailures };

@@ -17,6 +17,7 @@ export function newStop(signal: SignalName, then: Stop['then'], cause: StopCause
  * that force their own exit on a second signal get it); the third kills.
  */
 export function stopSignal(state: State, signal: SignalName, reason: string, facts: Facts, out: Out): State {
+  if (signal === 'SIGKILL') return killSignal(state, reason, facts, out);
   switch (state.phase) {
     case 'running':
     case 'exited':
@@ -32,6 +33,31 @@ export function stopSignal(state: State, signal: SignalName, reason: string, fac
       return stopSignalAgain(state, signal, reason, facts, out);
     default:
       return state; // starting: held until the spawn; killing, ending: nothing more to do
+  }
+}
+
+/** A stop signal a rule made SIGKILL (`-r TERM:KILL`): the tree is killed now, as by a third stop signal. */
+function killSignal(state: State, reason: string, facts: Facts, out: Out): State {
+  switch (state.phase) {
+    case 'running':
+    case 'exited':
+    case 'daemons': {
+      out.push({ kind: 'begin-stop' }, { kind: 'pause-health' });
+      log(out, 'notice', 'stop', `${reason}: killing the tree (rewritten to SIGKILL)`, { signal: 'SIGKILL', reason });
+      const exit = state.phase === 'running' ? undefined : state.exit;
+      // A look first: the summary names what the SIGKILL rounds of each look then kill.
+      out.push({ kind: 'look', delayMs: 0 });
+      const stop = newStop('SIGKILL', 'exit', 'signal');
+      return { phase: 'killing', record: state.record, run: state.run, exit, stop, killStartedAt: facts.now };
+    }
+    case 'stop-delay':
+    case 'stopping': {
+      log(out, 'notice', 'kill-now', `${reason}: rewritten to SIGKILL, killing the tree now`, { signal: 'SIGKILL' });
+      const stop = { ...state.stop, then: 'exit' as const, plan: undefined, received: state.stop.received + 1 };
+      return beginKilling({ ...state, phase: 'stopping', stop }, facts, out);
+    }
+    default:
+      return stopSignal(state, 'SIGTERM', reason, facts, out); // restarting: no restart; the rest: nothing more to do
   }
 }
 

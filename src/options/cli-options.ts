@@ -17,8 +17,8 @@ export interface CliOptions extends SupervisorConfig {
   args: string[];
   verbosity: number;
   logFormat: LogFormat;
-  /** Where to serve /livez, /readyz and /metrics; undefined: no status endpoint. */
-  status: { port: number; host: string } | undefined;
+  /** Where to serve /livez, /readyz and /metrics; undefined: none. No host: `::` (IPv6 and IPv4), or 0.0.0.0. */
+  status: { port: number; host: string | undefined } | undefined;
   /** The orchestrator's grace period (ms), when given: the kill timeout was fitted into it. */
   grace: number | undefined;
 }
@@ -121,6 +121,17 @@ export async function parseCommandLine(
     if (read === 'done') return { kind: 'done' };
     ({ flags, args: commandLine } = read);
   }
+  try {
+    return { kind: 'run', options: optionsOf(flags, commandLine, env) };
+  } catch (error) {
+    // How to report it: a --log-format json given (GSUP_LOG_FORMAT is read where it is reported).
+    if (error instanceof UsageError) Object.assign(error, { logFormat: flags.logFormat });
+    throw error;
+  }
+}
+
+/** The options for flags (as commander read them) and variables; the command line's rest is the command. */
+function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJS.ProcessEnv): CliOptions {
   // The flag if given, else the variable (named in errors as such), else nothing.
   const pick = (key: string, flag: string, variable: string): [string, string] | undefined => {
     if (flags[key] !== undefined) return [flags[key], flag];
@@ -142,7 +153,7 @@ export async function parseCommandLine(
     DEFAULT_CONFIG.killTimeout,
   );
   const statusPort = pick('statusPort', '--status-port', 'GSUP_STATUS_PORT');
-  const statusHost = pick('statusHost', '--status-host', 'GSUP_STATUS_HOST')?.[0] ?? '0.0.0.0';
+  const statusHost = pick('statusHost', '--status-host', 'GSUP_STATUS_HOST')?.[0];
   const target = pick('target', '--target', 'GSUP_TARGET');
   const onExit = pick('onExit', '--on-exit', 'GSUP_ON_EXIT');
   const logFormat = pick('logFormat', '--log-format', 'GSUP_LOG_FORMAT');
@@ -187,5 +198,5 @@ export async function parseCommandLine(
   const [command, ...args] = commandLine;
   if (command === undefined) throw new UsageError(`no command given (usage: gsup ${USAGE})`);
   if (command.trim() === '') throw new UsageError('the command is empty: nothing to run');
-  return { kind: 'run', options: { ...options, command, args } };
+  return { ...options, command, args };
 }

@@ -7,15 +7,19 @@ import { UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 const EXAMPLES = `
 Examples:
-  Docker:    ENTRYPOINT ["gsup", "--"]   then   CMD ["node", "server.js"]
-             (with GSUP_KILL_TIMEOUT=8s to stop within docker's 10 s)
-  npx/tsx:   gsup -- npx tsx src/index.ts      (Ctrl+C reaches the app once)
-  pm2:       gsup -- pm2 start app.js -i 2     (stays; stops the apps with pm2 kill)
+  Docker:      ENTRYPOINT ["gsup", "--"]   then   CMD ["node", "server.js"]
+               (the 8s kill timeout lands before docker stop's 10 s)
+  Kubernetes:  GSUP_GRACE=30s beside terminationGracePeriodSeconds: 30
+  npx/tsx:     gsup -- npx tsx src/index.ts      (Ctrl+C reaches the app once)
+  pm2:         gsup -- pm2 start app.js -i 2     (stays; stops the apps with pm2 kill)
 
 Stop signals (SIGTERM, SIGINT): the first stops the tree, the second is
 forwarded too (it ends --stop-delay), the third SIGKILLs the tree at once.
 Ctrl+Z (SIGTSTP, SIGTTIN, SIGTTOU) stops the command's group with SIGSTOP
 (--target group; -r replaces this), then gsup; SIGCONT wakes both.
+
+Durations carry a unit: 500ms, 10s, 2m, 1h, 1m30s, 1.5s. A bare number other
+than 0 is refused: Docker and Kubernetes count seconds, pm2 milliseconds.
 
 Exit status: the command's code; 128+N when it died of signal N; 126 not
 executable; 127 not found; 125 gsup's own error.
@@ -35,7 +39,12 @@ function buildProgram(version: string, write: (text: string) => void): Command {
     .addHelpText('after', EXAMPLES);
   const option = (flags: string, description: string, env: string, fallback: string) =>
     program.addOption(new Option(flags, `${description} [env ${env}, default ${fallback}]`));
-  option('-t, --kill-timeout <duration>', 'time between the stop signal and SIGKILL of what is still alive', 'GSUP_KILL_TIMEOUT', '10s');
+  option(
+    '-t, --kill-timeout <duration>',
+    'time between the stop signal and SIGKILL of what is still alive; the default comes before docker stop\'s 10 s',
+    'GSUP_KILL_TIMEOUT',
+    '8s',
+  );
   option('--target <mode>', 'where forwarded signals go: group, child or tree', 'GSUP_TARGET', 'group');
   program.addOption(
     new Option('-r, --rewrite <from:to>', 'rewrite a received signal before forwarding (TERM:INT, 15:2; to 0 drops it), repeatable [env GSUP_REWRITE, comma list]').argParser(
@@ -60,7 +69,12 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--health-start-period <duration>', 'failures this soon after a start do not count (a success ends it)', 'GSUP_HEALTH_START_PERIOD', '0s');
   option('--health-start-interval <duration>', 'time between health checks while still starting, inside the start period', 'GSUP_HEALTH_START_INTERVAL', '5s');
   option('--status-port <port>', 'serve /livez, /readyz and /metrics (Prometheus) on this port', 'GSUP_STATUS_PORT', 'none');
-  option('--status-host <host>', 'the address the status port listens on', 'GSUP_STATUS_HOST', '0.0.0.0');
+  option(
+    '--status-host <host>',
+    'the address the status port listens on',
+    'GSUP_STATUS_HOST',
+    ':: (IPv6 and IPv4; 0.0.0.0 without IPv6)',
+  );
   option('--grace <duration>', "the orchestrator's grace period: the kill timeout defaults to grace - stop delay - 1s", 'GSUP_GRACE', 'none');
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
@@ -87,7 +101,9 @@ export function readFlags(argv: string[], version: string, write: (text: string)
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 'done';
-      throw new UsageError(`${error.message.replace(/^error: /, '')} (see gsup --help)`);
+      // The options read before the mistake: a --log-format among them says how to report it.
+      const logFormat: unknown = program.opts().logFormat;
+      throw Object.assign(new UsageError(`${error.message.replace(/^error: /, '')} (see gsup --help)`), { logFormat });
     }
     throw error;
   }

@@ -79,6 +79,18 @@ describe.skipIf(skipReason !== undefined)('gsup as PID 1 of a podman container',
     expect(box.exitCode()).toBe(0);
   });
 
+  it('an app that ignores SIGTERM, no option set, podman stop (10 s): gsup’s SIGKILL and summary at 8 s', async () => {
+    const box = container(['node', PRINTER, '--ignore-stop']);
+    await box.waitForLog(/^ready /);
+    const took = box.stop(10);
+    expect(took).toBeGreaterThanOrEqual(7900);
+    expect(took).toBeLessThan(9900);
+    expect(box.exitCode()).toBe(137);
+    const logs = box.logs().join('\n');
+    expect(logs).toContain('kill timeout (8.00s) expired');
+    expect(logs).toMatch(/stopped in 8\.\d+s: 0 exited by themselves, 1 killed: \d+ \(node \/src\/fixtures\/printer/);
+  });
+
   it('an app that ignores SIGTERM, GSUP_KILL_TIMEOUT=2s, podman stop -t 10: gsup’s SIGKILL at ~2 s, not the runtime’s at 10 s; status 137', async () => {
     const box = container(['node', PRINTER, '--ignore-stop'], { env: { GSUP_KILL_TIMEOUT: '2s' } });
     await box.waitForLog(/^ready /);

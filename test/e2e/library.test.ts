@@ -33,6 +33,16 @@ function lines(handle: SupervisorHandle): { all: string[]; next: (pattern: RegEx
   return { all, next };
 }
 
+// Every field of `health` but the probes (the library has no defaults for them).
+const HEALTH = {
+  intervalMs: 30_000,
+  timeoutMs: 5000,
+  retries: 3,
+  startPeriodMs: 0,
+  startIntervalMs: 5000,
+  maxAgeMs: 60_000,
+};
+
 describe("import { supervise } from 'gsup'", () => {
   it('gives a handle: pid, signal(), stop(), exited', async () => {
     const handle = supervise('node', [PRINTER], { stdio: 'pipe' });
@@ -78,6 +88,59 @@ describe("import { supervise } from 'gsup'", () => {
     const result = await handle.stop('SIGINT');
     expect(result).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
     expect(output.all.filter((line) => line.startsWith('signal: SIGINT'))).toHaveLength(1);
+  });
+
+  it('durations: milliseconds or strings with units (killTimeout \'1s\' is a second)', async () => {
+    const options = { stdio: 'pipe', killTimeout: '1s', stopDelay: '500ms' } as const;
+    const handle = supervise('node', [PRINTER, '--ignore-stop'], options);
+    handles.push(handle);
+    const output = lines(handle);
+    await output.next(/^ready/);
+    const asked = Date.now();
+    const stopping = handle.stop();
+    await output.next(/^signal: SIGTERM/);
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(450); // the stop delay
+    const result = await stopping;
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(1450); // then the kill timeout
+    expect(result).toMatchObject({ exitCode: 137, killed: true });
+  });
+
+  it('checks its options at the call: a TypeError naming the option and the value', () => {
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ killTimeout: '1' }, 'killTimeout: "1" is no duration: a string needs a unit'],
+      [{ stopDelay: '2 seconds' }, 'stopDelay: "2 seconds" is no duration: use e.g. 500ms, 10s, 1m30s or 1h'],
+      [{ restartDelay: -5 }, 'restartDelay: -5 is no duration: milliseconds from 0 to 2147483647'],
+      [{ killTimeout: { s: 1 } }, "killTimeout: an object is no duration: a number of ms or a string with units"],
+      [{ target: 'pgroup' }, `target: "pgroup" is not one of 'group', 'child', 'tree'`],
+      [{ maxRestarts: 1.5 }, 'maxRestarts: 1.5 is not a whole number from 0'],
+      [{ health: { url: 'http://127.0.0.1:1/' } }, 'health.maxAgeMs is missing: the library takes every field'],
+      [{ health: { intervalMs: '5s' } }, 'health: no probe: give at least one of cmd, url, file'],
+      [{ health: { ...HEALTH, cmd: 'true', interval: '5s' } }, "health: unknown field 'interval'"],
+      [{ health: { ...HEALTH, url: 'ftp://x/' } }, 'health.url: "ftp://x/" is not an http:// or https:// URL'],
+      [{ health: { ...HEALTH, cmd: 'true', intervalMs: 0 } }, 'health.intervalMs: 0 must be above 0'],
+      [{ health: { ...HEALTH, file: '/tmp/beat', retries: 0 } }, 'health.retries: 0 is not a whole number from 1'],
+    ];
+    for (const [options, message] of bad) {
+      let thrown: unknown;
+      try {
+        supervise('node', [PRINTER], options);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(options)).toBeInstanceOf(TypeError);
+      expect((thrown as Error).message).toContain(message);
+    }
+    // Nothing was started.
+    expect(killEverything()).toEqual([]);
+  });
+
+  it('health: durations with units work as milliseconds do', async () => {
+    const durations = { intervalMs: '100ms', timeoutMs: '1s', startIntervalMs: '100ms' };
+    const health = { ...HEALTH, ...durations, cmd: 'exit 1', retries: 2 };
+    const handle = supervise('node', [PRINTER], { stdio: 'pipe', health });
+    handles.push(handle);
+    // Unhealthy after two failed probes, 100 ms apart: stopped, never 0.
+    expect((await handle.exited).exitCode).toBe(1);
   });
 
   it('reports a command that cannot be started', async () => {

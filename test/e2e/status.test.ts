@@ -17,9 +17,10 @@ afterEach(() => {
 
 
 /** One request: its status and body (HEAD: no body). */
-function get(port: number, path: string, method = 'GET'): Promise<{ status: number; body: string; type: string }> {
+type Answer = { status: number; body: string; type: string };
+function get(port: number, path: string, method = 'GET', host = '127.0.0.1'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (response) => {
+    const req = request({ host, port, path, method, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body, type: String(response.headers['content-type']) }));
@@ -126,6 +127,16 @@ describe('--status-port', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('no --status-host: IPv6 and IPv4 alike (`::`, dual-stack)', async () => {
+    const port = await freePort();
+    const run = gsup(['--status-port', String(port), '--', 'node', PRINTER]);
+    await run.ready();
+    expect(await get(port, '/livez', 'GET', '127.0.0.1')).toMatchObject({ status: 200, body: 'ok\n' });
+    expect(await get(port, '/livez', 'GET', '::1')).toMatchObject({ status: 200, body: 'ok\n' });
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
   });
 
   it('a port that cannot be bound: one line naming it, 125, the command never started', async () => {

@@ -108,6 +108,58 @@ describe('the stop sequence', () => {
     expect(summary).toMatch(/: 2 exited by themselves, 0 killed$/);
   });
 
+  it('no option set: an app that ignores SIGTERM is SIGKILLed at 8 s (under docker stop\'s 10 s), named', async () => {
+    const run = gsup(['--', 'node', PRINTER, '--ignore-stop']);
+    const appPid = await run.ready();
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    const exit = await run.finished(20_000);
+    const took = Date.now() - sent;
+    expect(exit.code).toBe(137);
+    expect(took).toBeGreaterThanOrEqual(7900);
+    expect(took).toBeLessThan(9500); // the runtime's own SIGKILL comes at 10 s
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+    expect(run.stderr.join('\n')).toContain('kill timeout (8.00s) expired: sending SIGKILL');
+    const summary = run.stderr.find((line) => line.includes('stopped in'));
+    expect(summary).toMatch(new RegExp(`1 killed: ${appPid} \\(node .*printer\\.js`));
+  });
+
+  it('-r TERM:KILL: SIGTERM kills the tree at once, and the summary says what was killed', async () => {
+    const run = gsup(['-r', 'TERM:KILL', '--', 'node', PRINTER]);
+    const appPid = await run.ready();
+    const sent = Date.now();
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(137);
+    expect(Date.now() - sent).toBeLessThan(3000);
+    expect(run.count(/^signal: /)).toBe(0); // SIGKILL: the app saw nothing
+    expect(run.stderr[0]).toBe('[gsup] SIGTERM received: killing the tree (rewritten to SIGKILL)');
+    const summary = run.stderr.find((line) => line.includes('stopped in'));
+    expect(summary).toMatch(new RegExp(`: 0 exited by themselves, 1 killed: ${appPid} \\(node `));
+  });
+
+  it('-r TERM:0 and -r TERM:HUP (SIGTERM stops nothing): one warning at start', async () => {
+    for (const [rule, said] of [
+      ['TERM:0', 'drops SIGTERM'],
+      ['TERM:HUP', 'turns SIGTERM into SIGHUP, which does not stop the tree'],
+    ]) {
+      const run = gsup(['-r', rule, '--', 'node', PRINTER]);
+      await run.ready();
+      const then = 'docker stop and Kubernetes will SIGKILL everything when their grace ends';
+      const warning = `[gsup] the rewrite ${said}: ${then}`;
+      await run.waitForLine(/the rewrite/, { stream: 'stderr' });
+      run.signal('SIGINT');
+      expect((await run.finished()).code).toBe(0);
+      expect(run.stderr.filter((line) => line.includes('the rewrite'))).toEqual([warning]);
+      expect(run.stderr[0]).toBe(warning); // at start, before the stop
+    }
+    // A rule that keeps SIGTERM a stop says nothing.
+    const quiet = gsup(['-r', 'TERM:INT', '--', 'node', PRINTER]);
+    await quiet.ready();
+    quiet.signal('SIGTERM');
+    expect((await quiet.finished()).code).toBe(0);
+    expect(quiet.stderr.filter((line) => line.includes('the rewrite'))).toEqual([]);
+  });
+
   it('SIGINT does not wait for the stop delay', async () => {
     const run = gsup(['--stop-delay', '20s', '--', 'node', PRINTER]);
     await run.ready();

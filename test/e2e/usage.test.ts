@@ -32,7 +32,14 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     // Beyond what a timer holds (2^31-1 ms): Node would warn and fire after 1 ms.
     [['--stop-delay', '2147484s', 'true'], {}, /^gsup: invalid duration "2147484s" for --stop-delay: at most 2147483647 ms/],
     [['--restart-delay', '36000m', 'true'], {}, /^gsup: invalid duration "36000m" for --restart-delay: at most 2147483647 ms/],
-    [['-t', '2147483648', 'true'], {}, /^gsup: invalid duration "2147483648" for --kill-timeout: at most/],
+    [['-t', '2147483648ms', 'true'], {}, /^gsup: invalid duration "2147483648ms" for --kill-timeout: at most/],
+    // A bare number: seconds (Docker, Kubernetes) or milliseconds (pm2)? Refused, with both spelled out.
+    [['true'], { GSUP_GRACE: '30' }, /^gsup: invalid duration "30" for GSUP_GRACE: .*unit: 30s or 30000ms$/],
+    [['true'], { GSUP_KILL_TIMEOUT: '8' }, /^gsup: invalid duration "8" for GSUP_KILL_TIMEOUT: a number needs a unit/],
+    [['-t', '1000', 'true'], {}, /^gsup: invalid duration "1000" for --kill-timeout: a number needs a unit: 1000s or/],
+    [['--health-cmd', 'true', '--health-interval', '30', 'true'], {}, /^gsup: invalid duration "30" for --health-/],
+    // A --grace with no room for a kill timeout of 1 s.
+    [['--grace', '3s', '--stop-delay', '2s', 'true'], {}, /^gsup: --grace 3\.00s leaves a kill timeout of 0ms after/],
     [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
     [['--health-interval', '0', '--health-cmd', 'true', 'true'], {}, /^gsup: invalid value "0" for --health-interval: must be above 0/],
     [['--health-url', 'localhost:8080/health', 'true'], {}, /^gsup: invalid URL "localhost:8080\/health" for --health-url: only http:\/\/ and https:\/\//],
@@ -58,6 +65,31 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     expect(run.stderr[0]).toMatch(message);
     expect(run.stderr[0].length).toBeLessThan(400);
     expect(run.stdout).toEqual([]);
+  });
+
+  it('under --log-format json (or GSUP_LOG_FORMAT=json) a usage error is one JSON line, level error', async () => {
+    const unit = 'a number needs a unit: 30s or 30000ms';
+    const target = 'invalid value "nope" for --target: expected group, child, tree';
+    const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+      [['--log-format', 'json', '--foo', 'true'], {}, "unknown option '--foo' (see gsup --help)"],
+      [['--log-format', 'json', '-t', '30', 'true'], {}, `invalid duration "30" for --kill-timeout: ${unit}`],
+      [['true'], { GSUP_LOG_FORMAT: 'json', GSUP_GRACE: '30' }, `invalid duration "30" for GSUP_GRACE: ${unit}`],
+      [['--target', 'nope', 'true'], { GSUP_LOG_FORMAT: 'json' }, target],
+    ];
+    for (const [args, env, message] of cases) {
+      const run = gsup(args, { env });
+      expect((await run.finished()).code).toBe(125);
+      expect(run.stderr).toHaveLength(1);
+      const line = { time: expect.any(String), level: 'error', event: 'usage', message, exitCode: 125 };
+      expect(JSON.parse(run.stderr[0])).toEqual(line);
+    }
+    // The flag wins over the variable, as for every option; a bad format itself is said in text.
+    const text = gsup(['--log-format', 'text', '--foo', 'true'], { env: { GSUP_LOG_FORMAT: 'json' } });
+    expect((await text.finished()).code).toBe(125);
+    expect(text.stderr).toEqual(["gsup: unknown option '--foo' (see gsup --help)"]);
+    const bad = gsup(['--log-format', 'xml', 'true']);
+    expect((await bad.finished()).code).toBe(125);
+    expect(bad.stderr[0]).toMatch(/^gsup: invalid value "xml" for --log-format/);
   });
 
   it('a flag wins over its variable', async () => {

@@ -43,6 +43,7 @@ const PHASES: { [P in Phase]: State } = {
 const INPUTS: Input[] = [
   { kind: 'start', stopFirst: undefined },
   { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+  { kind: 'stop-signal', signal: 'SIGKILL', reason: 'SIGTERM received' },
   { kind: 'command-exit', run: 1, exit: exit0, sent: new Set(), treeGone: true, mayHaveDaemon: false },
   { kind: 'reaped', exits: [{ code: 4, signal: null }] },
   { kind: 'child-gone', treeGone: true },
@@ -112,6 +113,25 @@ describe('step: the decisions, one by one', () => {
     expect(third.state.phase).toBe('killing');
     expect(kinds(third.effects)).toEqual(expect.arrayContaining(['clear-timer', 'kill-command-group', 'look']));
     expect(logged(third.effects)).toEqual(['SIGTERM received: third stop signal, killing the tree now']);
+  });
+
+  it('a stop signal a rule made SIGKILL (-r TERM:KILL): a stop that kills at once, and ends in the summary', () => {
+    const kill: Input = { kind: 'stop-signal', signal: 'SIGKILL', reason: 'SIGTERM received' };
+    const killed = step(PHASES.running, kill, facts({ stopDelay: 5000 }));
+    expect(killed.state.phase).toBe('killing');
+    expect(kinds(killed.effects)).toEqual(['begin-stop', 'pause-health', 'log', 'look']);
+    expect(logged(killed.effects)).toEqual(['SIGTERM received: killing the tree (rewritten to SIGKILL)']);
+    // Each look kills what it saw (so the summary can name it), until nothing is left.
+    const round = step(killed.state, { kind: 'looked', alive: [info(500, 500)], commandPgid: 500 }, facts());
+    expect(kinds(round.effects)).toEqual(['kill-round', 'look']);
+    const gone = step(round.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    expect(kinds(gone.effects)).toContain('end-stop');
+    // During a stop delay or a stop: kill now, and no restart after.
+    const restartStop = stop({ then: 'restart', cause: 'gsup' });
+    const cleanup: State = { phase: 'stopping', record, run, exit: { code: 1, signal: null }, stop: restartStop };
+    const now = step(cleanup, kill, facts());
+    expect(now.state.phase === 'killing' && now.state.stop.then).toBe('exit');
+    expect(step(PHASES['stop-delay'], kill, facts()).state.phase).toBe('killing');
   });
 
   it('a stop signal cancels a restart: during its delay (no spawn, the last status), and during the stop of what the last run left', () => {

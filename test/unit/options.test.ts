@@ -11,13 +11,33 @@ describe('parseDuration', () => {
     ['10s', 10_000],
     ['2m', 120_000],
     ['1.5s', 1500],
-    ['250', 250],
+    ['1h', 3_600_000],
+    ['1m30s', 90_000],
+    ['1h2m3s4ms', 3_723_004],
+    ['2.5m', 150_000],
+    [' 5s ', 5000],
     ['0', 0],
+    ['0s', 0],
   ])('%s is %i ms', (text, ms) => expect(parseDuration(text, '-t')).toBe(ms));
 
-  it.each(['10x', '-1', '', 's', '1h', '1 s5'])('rejects %j', (text) => {
+  it.each(['10x', '-1', '', 's', '1 s5', '1m30', '30s1m', '1s1s', '1.5.5s', '1d', 'ms'])('rejects %j', (text) => {
     expect(() => parseDuration(text, '--kill-timeout')).toThrow(UsageError);
-    expect(() => parseDuration(text, '--kill-timeout')).toThrow(`"${text}" for --kill-timeout`);
+    expect(() => parseDuration(text, '-t')).toThrow(`"${text}" for -t: use e.g. 500ms, 10s, 1m30s or 1h`);
+  });
+
+  // Docker and Kubernetes count seconds, pm2 milliseconds: `GSUP_GRACE=30` was a 30 ms grace.
+  it.each([
+    ['30', 'GSUP_GRACE', 'invalid duration "30" for GSUP_GRACE: a number needs a unit: 30s or 30000ms'],
+    ['8', '--kill-timeout', 'invalid duration "8" for --kill-timeout: a number needs a unit: 8s or 8000ms'],
+    ['1.1', '--stop-delay', 'invalid duration "1.1" for --stop-delay: a number needs a unit: 1.1s or 1100ms'],
+    ['250', '-t', 'invalid duration "250" for -t: a number needs a unit: 250s or 250000ms'],
+  ])('refuses the bare number %j, naming both readings', (text, what, message) => {
+    expect(() => parseDuration(text, what)).toThrow(new UsageError(message));
+  });
+
+  it('refuses what a timer cannot hold (2^31-1 ms), with or without hours', () => {
+    expect(parseDuration('596h31m23s647ms', '-t')).toBe(2 ** 31 - 1);
+    expect(() => parseDuration('597h', '-t')).toThrow('invalid duration "597h" for -t: at most 2147483647 ms');
   });
 });
 
@@ -61,16 +81,55 @@ describe('parseCommandLine', () => {
   it('--grace: the kill timeout defaults to grace − stop delay − 1 s (never below 0); an explicit one that does not fit is refused', async () => {
     expect((await parse(['--grace', '30s', 'x'])).killTimeout).toBe(29_000);
     expect((await parse(['--grace', '30s', '--stop-delay', '5s', 'x'])).killTimeout).toBe(24_000);
-    expect((await parse(['x'], { GSUP_GRACE: '500ms' })).killTimeout).toBe(0);
     expect((await parse(['--grace', '30s', '-t', '20s', '--stop-delay', '10s', 'x'])).killTimeout).toBe(20_000); // fits exactly
     await expect(parse(['--grace', '30s', '-t', '25s', '--stop-delay', '10s', 'x'])).rejects.toThrow('--kill-timeout 25.00s + --stop-delay 10.00s is over --grace 30.00s by 5.00s');
     await expect(parse(['--stop-delay', '3s', 'x'], { GSUP_GRACE: '2s' })).rejects.toThrow('--stop-delay 3.00s is over GSUP_GRACE 2.00s by 1.00s');
     expect((await parse(['-t', '3s', 'x'])).killTimeout).toBe(3000); // no grace: as given
   });
 
+  it('--grace with no room for a kill timeout of 1 s is refused, saying by how much; -t is as given', async () => {
+    await expect(parse(['--grace', '3s', '--stop-delay', '2s', 'x'])).rejects.toThrow(
+      new UsageError(
+        '--grace 3.00s leaves a kill timeout of 0ms after --stop-delay 2.00s and a 1s margin, 1.00s short of 1s: ' +
+          'the app would be SIGKILLed as soon as it got SIGTERM',
+      ),
+    );
+    await expect(parse(['x'], { GSUP_GRACE: '1500ms' })).rejects.toThrow(
+      'GSUP_GRACE 1.50s leaves a kill timeout of 500ms after --stop-delay 0ms and a 1s margin, 500ms short of 1s',
+    );
+    expect((await parse(['--grace', '4s', '--stop-delay', '2s', 'x'])).killTimeout).toBe(1000); // exactly 1 s: allowed
+    // Explicit: fits in the grace, however short; and without --grace anything goes (-t 0: SIGKILL at once).
+    expect((await parse(['--grace', '3s', '--stop-delay', '2s', '-t', '500ms', 'x'])).killTimeout).toBe(500);
+    expect((await parse(['-t', '500ms', 'x'])).killTimeout).toBe(500);
+    expect((await parse(['-t', '0', 'x'])).killTimeout).toBe(0);
+  });
+
+  it('every duration option refuses a bare number, flag and variable alike', async () => {
+    const options: Array<[string, string]> = [
+      ['--kill-timeout', 'GSUP_KILL_TIMEOUT'],
+      ['--stop-delay', 'GSUP_STOP_DELAY'],
+      ['--grace', 'GSUP_GRACE'],
+      ['--restart-delay', 'GSUP_RESTART_DELAY'],
+      ['--health-interval', 'GSUP_HEALTH_INTERVAL'],
+      ['--health-timeout', 'GSUP_HEALTH_TIMEOUT'],
+      ['--health-start-period', 'GSUP_HEALTH_START_PERIOD'],
+      ['--health-start-interval', 'GSUP_HEALTH_START_INTERVAL'],
+      ['--health-max-age', 'GSUP_HEALTH_MAX_AGE'],
+    ];
+    for (const [flag, variable] of options) {
+      const probe = flag.startsWith('--health') ? ['--health-cmd', 'true'] : [];
+      const unit = 'a number needs a unit: 30s or 30000ms';
+      await expect(parse([...probe, flag, '30', 'x'])).rejects.toThrow(`invalid duration "30" for ${flag}: ${unit}`);
+      const fromEnv = parse([...probe, 'x'], { [variable]: '30' });
+      await expect(fromEnv).rejects.toThrow(`invalid duration "30" for ${variable}: ${unit}`);
+      await expect(parse([...probe, flag, '1m30s', 'x'])).resolves.toBeDefined();
+    }
+  });
+
   it('--status-port and --status-host (and their variables); a bad port is refused', async () => {
     expect((await parse(['x'])).status).toBeUndefined();
-    expect((await parse(['--status-port', '9100', 'x'])).status).toEqual({ port: 9100, host: '0.0.0.0' });
+    // No host given: the server takes `::` (IPv6 and IPv4), or 0.0.0.0 where there is no IPv6.
+    expect((await parse(['--status-port', '9100', 'x'])).status).toEqual({ port: 9100, host: undefined });
     expect((await parse(['x'], { GSUP_STATUS_PORT: '8081', GSUP_STATUS_HOST: '127.0.0.1' })).status).toEqual({ port: 8081, host: '127.0.0.1' });
     await expect(parse(['--status-port', '70000', 'x'])).rejects.toThrow('invalid port "70000" for --status-port: expected 1-65535');
     await expect(parse(['x'], { GSUP_STATUS_PORT: 'http' })).rejects.toThrow('invalid port "http" for GSUP_STATUS_PORT');
@@ -85,7 +144,7 @@ describe('parseCommandLine', () => {
     expect(await parse(['node', 'app.js'])).toEqual({
       command: 'node',
       args: ['app.js'],
-      killTimeout: 10_000,
+      killTimeout: 8000, // under docker stop's 10 s
       stopDelay: 0,
       target: 'group',
       onExit: 'auto',

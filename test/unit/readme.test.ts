@@ -17,7 +17,7 @@ describe('docs/kubernetes.md: the Kubernetes example', () => {
     const grace = Number(/terminationGracePeriodSeconds: (\d+)/.exec(manifest)?.[1]) * 1000;
     expect(request.options.grace).toBe(grace);
     expect(request.options.killTimeout + request.options.stopDelay).toBeLessThanOrEqual(grace);
-    expect(request.options.status).toEqual({ port: Number(env.GSUP_STATUS_PORT), host: '0.0.0.0' });
+    expect(request.options.status).toEqual({ port: Number(env.GSUP_STATUS_PORT), host: env.GSUP_STATUS_HOST });
     expect(manifest).toContain(`containerPort: ${env.GSUP_STATUS_PORT}`);
     expect(manifest).toMatch(/readinessProbe:\n\s+httpGet: \{ path: \/readyz, port: status \}/);
     expect(manifest).toMatch(/livenessProbe:\n\s+httpGet: \{ path: \/livez, port: status \}/);

@@ -57,6 +57,15 @@ describe('RestartPolicy', () => {
     expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 500, attempt: 1 });
   });
 
+  it('--max-restarts 0: a quick failure gives up at once; a run of 10 s or more is no failure in a row', () => {
+    const policy = new RestartPolicy('on-failure', 0, 500);
+    expect(policy.decide(failed, 3_600_000, none)).toMatchObject({ restart: true, delayMs: 500, attempt: 0 });
+    const giveUp = { restart: false, reason: 'exited with code 1; giving up after 0 restart(s) in a row' };
+    expect(policy.decide(failed, 100, none)).toEqual(giveUp);
+    const always = new RestartPolicy('always', 0, 500);
+    expect(always.decide({ code: 0, signal: null }, 12_000, none)).toMatchObject({ restart: true });
+  });
+
   it('the first delay is capped at 30 s like the later ones, also after a stable run', () => {
     const policy = new RestartPolicy('on-failure', 5, 60_000);
     expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 30_000 });
