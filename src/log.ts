@@ -26,6 +26,22 @@ export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
   return isTTY;
 }
 
+// Control characters (C0, DEL, C1) are what a terminal acts on: a command
+// line, a title or a probe's output may hold them (the tree writes those),
+// and a log line must neither move the cursor nor begin a line of its own.
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** Each control character as a visible escape: `\x1b`, `\r`, `\n`. */
+export function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (char) => NAMED[char] ?? `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** JSON.stringify escapes C0 only: DEL and C1 too, as `\u007f`. */
+function escapeJson(json: string): string {
+  return json.replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** gsup's own log lines on stderr: `[gsup] ...`, or one JSON object per line. */
 export class Logger {
   readonly verbosity: number;
@@ -68,11 +84,13 @@ export class Logger {
     }
   }
 
+  /** Text: the message escaped (by construction: no call site can forget). */
   private format(level: LogLevel, event: string, message: string, fields: LogFields): string {
-    if (this.lineFormat === 'json') return `${JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields })}\n`;
-    if (!this.paint) return `[gsup] ${message}\n`;
+    if (this.lineFormat === 'json') return `${escapeJson(JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields }))}\n`;
+    const text = escapeControls(message);
+    if (!this.paint) return `[gsup] ${text}\n`;
     const paint = level === 'error' ? this.paint.red : level === 'warn' ? this.paint.yellow : this.paint.dim;
-    return `${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(message) : message}\n`;
+    return `${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(text) : text}\n`;
   }
 
   error(event: string, message: string, fields?: LogFields): void {

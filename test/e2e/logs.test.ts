@@ -73,3 +73,18 @@ describe('logs on stderr', () => {
     expect(forced.stderr.join('\n')).toContain('\u001b[');
   });
 });
+
+describe('what the tree wrote, in a log line', () => {
+  it('a killed process whose command line holds ESC, CR and a forged line: escaped in the summary, no escape or forged line on stderr', async () => {
+    const note = '\u001b[2J\u001b[31mred\r\n[gsup] forged';
+    const run = gsup(['-t', '300ms', '--', 'node', PRINTER, '--ignore-stop', '--note', note]);
+    await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    expect((await run.finished()).code).toBe(137);
+    const summary = run.stderr.find((line) => line.startsWith('[gsup] stopped in '));
+    expect(summary).toMatch(/ 1 killed: \d+ \(node .*printer\.js --ignore-stop --note \\x1b\[2J\\x1b\[31mred\\r\\n\[gsup\] forged\)$/);
+    expect(run.stderr.filter((line) => line.startsWith('[gsup] forged'))).toEqual([]);
+    expect(run.stderr.join('\n')).not.toMatch(/[\u001b\r]/);
+  });
+});
