@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { raisedOwnSigpipe } from './platform/sigpipe.js';
 import { isTerminal } from './platform/terminal.js';
 import type { ChalkInstance } from 'chalk';
 
@@ -58,18 +59,9 @@ export class Logger {
 
   /** Set once a write failed (the reader of stderr is gone): logging is silenced, nothing else changes. */
   private silenced = false;
-  /** SIGPIPEs that gsup's own failed writes raised: not the user's, never forwarded. */
-  private ownBrokenPipes = 0;
 
   enabled(level: LogLevel): boolean {
     return !this.silenced && RANK[level] <= this.verbosity;
-  }
-
-  /** Was a SIGPIPE just received one that a failed write of ours raised? (Counts it off.) */
-  takeOwnSigpipe(): boolean {
-    if (this.ownBrokenPipes === 0) return false;
-    this.ownBrokenPipes--;
-    return true;
   }
 
   log(level: LogLevel, event: string, message: string, fields: LogFields = {}): void {
@@ -80,7 +72,7 @@ export class Logger {
       // EPIPE (the reader is gone), EBADF (stderr closed), anything: a log
       // line must never stop the supervision. One failed write silences the rest.
       this.silenced = true;
-      if ((error as NodeJS.ErrnoException).code === 'EPIPE') this.ownBrokenPipes++;
+      if ((error as NodeJS.ErrnoException).code === 'EPIPE') raisedOwnSigpipe(); // not the user's: never forwarded
     }
   }
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { StatusBoard } from './engine/status-board.js';
 import { UsageError } from './options/errors.js';
+import { countEpipe } from './platform/sigpipe.js';
 
 // The orchestrator's view: plain HTTP, GET and HEAD, three paths. It reads
 // what the supervision last published and never touches its loop.
@@ -31,6 +32,9 @@ export function serveStatus(board: StatusBoard, port: number, host: string): Pro
     response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
     response.end(request.method === 'HEAD' ? undefined : body);
   });
+  // A client gone before the answer is written (pipelined requests, then a close): the write meets EPIPE,
+  // and the kernel raises SIGPIPE in gsup. That one is gsup's own, never forwarded to the app.
+  server.on('connection', (socket) => socket.on('error', countEpipe));
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(new UsageError(`cannot serve the status endpoint on ${host}:${port} (--status-port): ${error.code ?? error.message}`));

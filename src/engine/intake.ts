@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { SignalName } from '../platform/index.js';
+import { takeOwnSigpipe } from '../platform/sigpipe.js';
 import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../signals.js';
 import type { TargetMode } from './plan.js';
 
@@ -13,9 +14,9 @@ const NONE: Intake = { kind: 'none' };
 
 /**
  * gsup's ears, O(1) per signal: the signals it caused itself (the pipe probe,
- * giving the terminal up, a SIGPIPE of its own failed write) are not
- * forwarded; the rest are rewritten once, here, and sorted into stop signals
- * and signals to forward.
+ * giving the terminal up, a SIGPIPE of its own failed write on stderr or a
+ * socket) are not forwarded; the rest are rewritten once, here, and sorted
+ * into stop signals and signals to forward.
  */
 export class SignalIntake {
   /** Signals gsup caused itself, not yet received. */
@@ -58,7 +59,7 @@ export class SignalIntake {
   }
 
   take(received: SignalName): Intake {
-    if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return NONE; // raised by our own write to a closed stderr
+    if (received === 'SIGPIPE' && takeOwnSigpipe()) return NONE; // raised by a write of ours to a reader that is gone
     if (this.own.size > 0 && this.takeOwn(received)) return NONE; // the pipe probe; the terminal given up
     const signal = this.rewrite(received);
     // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own suspension (dumb-init's way).

@@ -1,6 +1,7 @@
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
 import { escapeControls, Logger } from '../../src/log.js';
+import { raisedOwnSigpipe, takeOwnSigpipe } from '../../src/platform/sigpipe.js';
 
 // What the tree controls (a command line, a title, a probe's output) in a log line: escaped, never acted on.
 const FORGED = 'app \u001b[2J\u001b]0;title\u0007\r\n[gsup] forged\tline\u0000\u007f\u009b31m';
@@ -43,5 +44,14 @@ describe('Logger: what the tree wrote, escaped by construction', () => {
     logger.notice('stopped', FORGED, { killed: [{ pid: 42, command: FORGED }] });
     expect(lines[0].slice(0, -1)).not.toMatch(CONTROL);
     expect(JSON.parse(lines[0])).toMatchObject({ message: FORGED, killed: [{ pid: 42, command: FORGED }] });
+  });
+});
+
+describe('own SIGPIPEs', () => {
+  it('each counted one is taken once', () => {
+    expect(takeOwnSigpipe()).toBe(false);
+    raisedOwnSigpipe();
+    raisedOwnSigpipe();
+    expect([takeOwnSigpipe(), takeOwnSigpipe(), takeOwnSigpipe()]).toEqual([true, true, false]);
   });
 });
