@@ -1,5 +1,4 @@
-import { writeSync } from 'node:fs';
-import { raisedOwnSigpipe } from './platform/sigpipe.js';
+import { CallbackOutput, StderrOutput, type LogOutput } from './log-output.js';
 import { isTerminal } from './platform/terminal.js';
 import type { ChalkInstance } from 'chalk';
 
@@ -14,7 +13,7 @@ export interface LoggerOptions {
   /** -1 quiet (errors only), 0 default, 1 `-v`, 2 `-vv`. */
   verbosity?: number;
   format?: LogFormat;
-  /** Where lines go (stderr). */
+  /** Where lines go (default: stderr, never waited for; see log-output.ts). */
   write?: (line: string) => void;
   /** A chalk instance to colour with (see createLogger); none: no colour. */
   paint?: ChalkInstance;
@@ -43,37 +42,41 @@ function escapeJson(json: string): string {
   return json.replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+// At the end, lines still waiting for stderr are waited for this long at most.
+const FLUSH_MS = 1000;
+
 /** gsup's own log lines on stderr: `[gsup] ...`, or one JSON object per line. */
 export class Logger {
   readonly verbosity: number;
   private readonly lineFormat: LogFormat;
-  private readonly write: (line: string) => void;
+  private readonly output: LogOutput;
   private readonly paint?: ChalkInstance;
 
   constructor(options: LoggerOptions = {}) {
     this.verbosity = options.verbosity ?? 0;
     this.lineFormat = options.format ?? 'text';
-    this.write = options.write ?? writeStderr;
     this.paint = options.paint;
+    const lost = (count: number) => this.format('warn', 'log-lost', `${count} log lines lost (stderr full)`, { lost: count });
+    this.output = options.write ? new CallbackOutput(options.write) : new StderrOutput(lost);
   }
 
-  /** Set once a write failed (the reader of stderr is gone): logging is silenced, nothing else changes. */
-  private silenced = false;
-
+  /** A failed write (the reader of stderr is gone) silences the log; nothing else changes. */
   enabled(level: LogLevel): boolean {
-    return !this.silenced && RANK[level] <= this.verbosity;
+    return !this.output.broken && RANK[level] <= this.verbosity;
   }
 
   log(level: LogLevel, event: string, message: string, fields: LogFields = {}): void {
-    if (!this.enabled(level)) return;
-    try {
-      this.write(this.format(level, event, message, fields));
-    } catch (error) {
-      // EPIPE (the reader is gone), EBADF (stderr closed), anything: a log
-      // line must never stop the supervision. One failed write silences the rest.
-      this.silenced = true;
-      if ((error as NodeJS.ErrnoException).code === 'EPIPE') raisedOwnSigpipe(); // not the user's: never forwarded
-    }
+    if (this.enabled(level)) this.output.write(this.format(level, event, message, fields));
+  }
+
+  /** One plain line (no `[gsup]`), whatever the verbosity: what a shell would say. */
+  say(line: string): void {
+    this.output.write(`${escapeControls(line)}\n`);
+  }
+
+  /** Resolves once every line is out, or after `timeoutMs` (stderr does not drain). */
+  flush(timeoutMs = FLUSH_MS): Promise<void> {
+    return this.output.flush(timeoutMs);
   }
 
   /** Text: the message escaped (by construction: no call site can forget). */
@@ -99,20 +102,6 @@ export class Logger {
   }
   debug(event: string, message: string, fields?: LogFields): void {
     this.log('debug', event, message, fields);
-  }
-}
-
-/**
- * Straight to fd 2, synchronously (a line written just before exit is not
- * lost), without building process.stderr. Throws what the write threw
- * (EPIPE, EBADF), but for a non-blocking stderr that is full (EAGAIN): that
- * line is dropped rather than block gsup.
- */
-function writeStderr(line: string): void {
-  try {
-    writeSync(2, line);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
   }
 }
 
