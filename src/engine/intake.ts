@@ -68,9 +68,14 @@ export class SignalIntake {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
       return NONE;
     }
-    if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
     if (STOP_SIGNALS.has(signal)) return { kind: 'stop', signal, reason: `${received} received` };
     return { kind: 'forward', signal, suspend: false };
+  }
+
+  /** Once the signal is out (forward first, log after): what a rule made of it. */
+  note(received: SignalName, intake: Intake): void {
+    if (intake.kind === 'none' || JOB_CONTROL_SIGNALS.has(received) || intake.signal === received || !this.logger.enabled('debug')) return;
+    this.logger.debug('rewrite', `${received} rewritten to ${intake.signal}`, { received, signal: intake.signal });
   }
 
   /** A stop signal that came before the spawn (taken by Node's start-up handler, or held): then there is no spawn. */

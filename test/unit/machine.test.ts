@@ -114,6 +114,15 @@ describe('step: the decisions, one by one', () => {
     expect(logged(third.effects)).toEqual(['SIGTERM received: third stop signal, killing the tree now']);
   });
 
+  it('forward first, log after: the SIGKILL goes out before the line that says so (a third stop signal, the kill timeout)', () => {
+    const third = step({ ...PHASES.stopping, stop: stop({ received: 2 }) } as State, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    const expired = step(PHASES.stopping, { kind: 'timer', name: 'kill-timeout' }, facts());
+    for (const { effects } of [third, expired]) {
+      expect(kinds(effects)).toContain('log');
+      expect(kinds(effects).indexOf('kill-command-group')).toBeLessThan(kinds(effects).indexOf('log'));
+    }
+  });
+
   it('a stop signal cancels a restart: during its delay (no spawn, the last status), and during the stop of what the last run left', () => {
     const waiting = step(PHASES.restarting, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
     expect(waiting.state.phase).toBe('ending');
