@@ -56,7 +56,8 @@ export class Logger {
     this.verbosity = options.verbosity ?? 0;
     this.lineFormat = options.format ?? 'text';
     this.paint = options.paint;
-    const lost = (count: number) => this.format('warn', 'log-lost', `${count} log lines lost (stderr full)`, { lost: count });
+    const lost = (count: number) =>
+      this.format('warn', 'log-lost', `${count} log lines lost (stderr full)`, { lost: count });
     this.output = options.write ? new CallbackOutput(options.write) : new StderrOutput(lost);
   }
 
@@ -81,7 +82,9 @@ export class Logger {
 
   /** Text: the message escaped (by construction: no call site can forget). */
   private format(level: LogLevel, event: string, message: string, fields: LogFields): string {
-    if (this.lineFormat === 'json') return `${escapeJson(JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields }))}\n`;
+    if (this.lineFormat === 'json') {
+      return `${escapeJson(JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields }))}\n`;
+    }
     const text = escapeControls(message);
     if (!this.paint) return `[gsup] ${text}\n`;
     const paint = level === 'error' ? this.paint.red : level === 'warn' ? this.paint.yellow : this.paint.dim;

@@ -74,7 +74,8 @@ export class SignalIntake {
 
   /** Once the signal is out (forward first, log after): what a rule made of it. */
   note(received: SignalName, intake: Intake): void {
-    if (intake.kind === 'none' || JOB_CONTROL_SIGNALS.has(received) || intake.signal === received || !this.logger.enabled('debug')) return;
+    if (intake.kind === 'none' || JOB_CONTROL_SIGNALS.has(received) || intake.signal === received) return;
+    if (!this.logger.enabled('debug')) return;
     this.logger.debug('rewrite', `${received} rewritten to ${intake.signal}`, { received, signal: intake.signal });
   }
 

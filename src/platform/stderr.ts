@@ -77,11 +77,13 @@ function nativePut(fd: number, socket: boolean): Put | undefined {
       throw Object.assign(new Error(`write to stderr: ${code}`), { code });
     };
     if (socket) {
-      const send = libc.func('send', 'long', ['int', 'void *', 'size_t', 'int']) as (fd: number, data: Buffer, length: number, flags: number) => number;
+      type Send = (fd: number, data: Buffer, length: number, flags: number) => number;
+      const send = libc.func('send', 'long', ['int', 'void *', 'size_t', 'int']) as Send;
       return (data) => failed(send(fd, data, data.length, MSG_DONTWAIT | MSG_NOSIGNAL), false);
     }
     const iovec = koffi.pointer(koffi.struct({ base: 'void *', length: 'size_t' }));
-    type Pwritev2 = (fd: number, iov: Array<{ base: Buffer; length: number }>, count: number, offset: bigint, flags: number) => number;
+    type Iovec = { base: Buffer; length: number };
+    type Pwritev2 = (fd: number, iov: Iovec[], count: number, offset: bigint, flags: number) => number;
     const pwritev2 = libc.func('pwritev2', 'long', ['int', iovec, 'int', 'int64_t', 'int']) as Pwritev2;
     let fallback: Put | undefined;
     return (data) => {

@@ -75,7 +75,7 @@ describe('logs on stderr', () => {
 });
 
 describe('what the tree wrote, in a log line', () => {
-  it('a killed process whose command line holds ESC, CR and a forged line: escaped in the summary, no escape or forged line on stderr', async () => {
+  it('a command line with ESC, CR and a forged line, killed: escaped in the summary, no forged line', async () => {
     const note = '\u001b[2J\u001b[31mred\r\n[gsup] forged';
     const run = gsup(['-t', '300ms', '--', 'node', PRINTER, '--ignore-stop', '--note', note]);
     await run.ready();
@@ -83,7 +83,9 @@ describe('what the tree wrote, in a log line', () => {
     await run.waitForLine(/^signal: SIGTERM /);
     expect((await run.finished()).code).toBe(137);
     const summary = run.stderr.find((line) => line.startsWith('[gsup] stopped in '));
-    expect(summary).toMatch(/ 1 killed: \d+ \(node .*printer\.js --ignore-stop --note \\x1b\[2J\\x1b\[31mred\\r\\n\[gsup\] forged\)$/);
+    const escaped = '--note \\x1b[2J\\x1b[31mred\\r\\n[gsup] forged';
+    expect(summary).toMatch(/ 1 killed: \d+ \(node .*printer\.js --ignore-stop /);
+    expect(summary?.endsWith(`${escaped})`)).toBe(true);
     expect(run.stderr.filter((line) => line.startsWith('[gsup] forged'))).toEqual([]);
     expect(run.stderr.join('\n')).not.toMatch(/[\u001b\r]/);
   });

@@ -1,4 +1,4 @@
-import { get } from 'node:http';
+import { get, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
@@ -18,7 +18,9 @@ async function listening(port: number): Promise<void> {
   const deadline = performance.now() + 10_000;
   for (;;) {
     const status = await new Promise<number>((resolve) => {
-      get({ host: HOST, port, path: '/livez' }, (response) => (response.resume(), resolve(response.statusCode ?? 0))).on('error', () => resolve(0));
+      const answered = (response: IncomingMessage) => (response.resume(), resolve(response.statusCode ?? 0));
+      const request = get({ host: HOST, port, path: '/livez' }, answered);
+      request.on('error', () => resolve(0));
     });
     if (status === 200) return;
     if (performance.now() > deadline) throw new Error(`/livez on ${port} never answered`);
@@ -33,7 +35,8 @@ async function listening(port: number): Promise<void> {
  */
 function pipelinedThenGone(port: number, requests: number): Promise<void> {
   return new Promise((resolve) => {
-    const socket = connect(port, HOST, () => socket.end('GET /metrics HTTP/1.1\r\nHost: gsup\r\n\r\n'.repeat(requests)));
+    const request = 'GET /metrics HTTP/1.1\r\nHost: gsup\r\n\r\n';
+    const socket = connect(port, HOST, () => socket.end(request.repeat(requests)));
     socket.on('finish', () => socket.destroy());
     socket.on('error', () => {});
     socket.on('close', () => resolve());

@@ -46,7 +46,8 @@ os.execv(sys.argv[2], sys.argv[2:])
 `;
 
 describe('a stderr that does not drain', () => {
-  it.skipIf(!hasPython).each(['pipe', 'socket'])('full before gsup starts (a %s): SIGTERM reaches the app at once, exactly once, and gsup exits', async (kind) => {
+  const full = 'full before gsup starts (a %s): SIGTERM reaches the app at once, exactly once, and gsup exits';
+  it.skipIf(!hasPython).each(['pipe', 'socket'])(full, async (kind) => {
     const run = new Run('python3', ['-c', FULL_STDERR, kind, process.execPath, GSUP, '--', 'node', PRINTER]);
     await run.ready();
     run.signal('SIGTERM'); // gsup's "SIGTERM received" meets the full stderr
@@ -56,7 +57,7 @@ describe('a stderr that does not drain', () => {
     expect(run.count(/^signal: SIGTERM /)).toBe(1);
   });
 
-  it('lines wait while the pipe is full (256 at most), the rest are counted, and all come out once it drains', async () => {
+  it('lines wait while the pipe is full (256 at most), the rest are counted, all come out once it drains', async () => {
     const dir = tempDir();
     const fifo = join(dir.path, 'stderr');
     execFileSync('mkfifo', [fifo]);
@@ -104,7 +105,8 @@ describe('a stderr that does not drain', () => {
     const count = Number(/(\d+) log lines lost/.exec(own[256])![1]);
     const forwards = own.filter((line) => /^\[gsup\] SIGUSR1 → group \d+$/.test(line)).length;
     expect(forwards + count).toBeGreaterThanOrEqual(SIGNALS);
-    expect(own.slice(257).join('\n')).toMatch(/^\[gsup\] SIGTERM received: stopping the tree[^]*\n\[gsup\] stopped in /m);
+    const after = own.slice(257).join('\n');
+    expect(after).toMatch(/^\[gsup\] SIGTERM received: stopping the tree[^]*\n\[gsup\] stopped in /m);
     expect(run.count(/^signal: SIGUSR1 /)).toBe(SIGNALS);
   });
 });

@@ -178,7 +178,8 @@ describe('Logger', () => {
 describe('SignalIntake', () => {
   it('forward first, log after: what a rule made of a signal is said once it is out (note), not when taken', () => {
     const lines: string[] = [];
-    const intake = new SignalIntake(new Map([['SIGHUP', 'SIGUSR1']]), 'group', new Logger({ verbosity: 2, write: (line) => lines.push(line) }));
+    const logger = new Logger({ verbosity: 2, write: (line) => lines.push(line) });
+    const intake = new SignalIntake(new Map([['SIGHUP', 'SIGUSR1']]), 'group', logger);
     const taken = intake.take('SIGHUP');
     expect(taken).toEqual({ kind: 'forward', signal: 'SIGUSR1', suspend: false });
     expect(lines).toEqual([]);

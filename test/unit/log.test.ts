@@ -144,7 +144,11 @@ describe('own SIGPIPEs', () => {
 describe.skipIf(process.platform !== 'linux')('stderrPut on a pipe', () => {
   const cleanup: Array<() => void> = [];
   afterEach(() => cleanup.splice(0).forEach((step) => step()));
-  const nonBlocking = (fd: number) => (parseInt(/^flags:\s+(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8) & constants.O_NONBLOCK) !== 0;
+  const flags = (fd: number) => {
+    const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+    return parseInt(/^flags:\s+(\d+)/m.exec(info)![1], 8);
+  };
+  const nonBlocking = (fd: number) => (flags(fd) & constants.O_NONBLOCK) !== 0;
 
   it('a full pipe: EAGAIN, not a wait; and the shared description (the app’s) stays blocking', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsup-unit-'));

@@ -114,8 +114,9 @@ describe('step: the decisions, one by one', () => {
     expect(logged(third.effects)).toEqual(['SIGTERM received: third stop signal, killing the tree now']);
   });
 
-  it('forward first, log after: the SIGKILL goes out before the line that says so (a third stop signal, the kill timeout)', () => {
-    const third = step({ ...PHASES.stopping, stop: stop({ received: 2 }) } as State, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+  it('forward first, log after: the SIGKILL, then the line that says so (third stop signal, kill timeout)', () => {
+    const thirdSignal: Input = { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' };
+    const third = step({ ...PHASES.stopping, stop: stop({ received: 2 }) } as State, thirdSignal, facts());
     const expired = step(PHASES.stopping, { kind: 'timer', name: 'kill-timeout' }, facts());
     for (const { effects } of [third, expired]) {
       expect(kinds(effects)).toContain('log');
