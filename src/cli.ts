@@ -50,8 +50,10 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   if (result.error) {
     // The text form stays one plain line, as a shell says it; json, like every other line.
     if (logFormat === 'json') logger.error('spawn-failed', result.error, { command, exitCode: result.exitCode });
-    else say(`gsup: ${result.error}`);
+    else logger.say(`gsup: ${result.error}`);
   }
+  // The last lines (the stop's summary) still come out, unless stderr does not drain (then gsup goes).
+  await logger.flush();
   return result.exitCode;
 }
 

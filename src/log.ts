@@ -1,4 +1,4 @@
-import { writeSync } from 'node:fs';
+import { CallbackOutput, StderrOutput, type LogOutput } from './log-output.js';
 import { isTerminal } from './platform/terminal.js';
 import type { ChalkInstance } from 'chalk';
 
@@ -13,7 +13,7 @@ export interface LoggerOptions {
   /** -1 quiet (errors only), 0 default, 1 `-v`, 2 `-vv`. */
   verbosity?: number;
   format?: LogFormat;
-  /** Where lines go (stderr). */
+  /** Where lines go (default: stderr, never waited for; see log-output.ts). */
   write?: (line: string) => void;
   /** A chalk instance to colour with (see createLogger); none: no colour. */
   paint?: ChalkInstance;
@@ -26,53 +26,69 @@ export function colorWanted(env: NodeJS.ProcessEnv, isTTY: boolean): boolean {
   return isTTY;
 }
 
+// Control characters (C0, DEL, C1) are what a terminal acts on: a command
+// line, a title or a probe's output may hold them (the tree writes those),
+// and a log line must neither move the cursor nor begin a line of its own.
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** Each control character as a visible escape: `\x1b`, `\r`, `\n`. */
+export function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (char) => NAMED[char] ?? `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** JSON.stringify escapes C0 only: DEL and C1 too, as `\u007f`. */
+function escapeJson(json: string): string {
+  return json.replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// At the end, lines still waiting for stderr are waited for this long at most.
+const FLUSH_MS = 1000;
+
 /** gsup's own log lines on stderr: `[gsup] ...`, or one JSON object per line. */
 export class Logger {
   readonly verbosity: number;
   private readonly lineFormat: LogFormat;
-  private readonly write: (line: string) => void;
+  private readonly output: LogOutput;
   private readonly paint?: ChalkInstance;
 
   constructor(options: LoggerOptions = {}) {
     this.verbosity = options.verbosity ?? 0;
     this.lineFormat = options.format ?? 'text';
-    this.write = options.write ?? writeStderr;
     this.paint = options.paint;
+    const lost = (count: number) =>
+      this.format('warn', 'log-lost', `${count} log lines lost (stderr full)`, { lost: count });
+    this.output = options.write ? new CallbackOutput(options.write) : new StderrOutput(lost);
   }
 
-  /** Set once a write failed (the reader of stderr is gone): logging is silenced, nothing else changes. */
-  private silenced = false;
-  /** SIGPIPEs that gsup's own failed writes raised: not the user's, never forwarded. */
-  private ownBrokenPipes = 0;
-
+  /** A failed write (the reader of stderr is gone) silences the log; nothing else changes. */
   enabled(level: LogLevel): boolean {
-    return !this.silenced && RANK[level] <= this.verbosity;
-  }
-
-  /** Was a SIGPIPE just received one that a failed write of ours raised? (Counts it off.) */
-  takeOwnSigpipe(): boolean {
-    if (this.ownBrokenPipes === 0) return false;
-    this.ownBrokenPipes--;
-    return true;
+    return !this.output.broken && RANK[level] <= this.verbosity;
   }
 
   log(level: LogLevel, event: string, message: string, fields: LogFields = {}): void {
-    if (!this.enabled(level)) return;
-    try {
-      this.write(this.format(level, event, message, fields));
-    } catch (error) {
-      // EPIPE (the reader is gone), EBADF (stderr closed), anything: a log
-      // line must never stop the supervision. One failed write silences the rest.
-      this.silenced = true;
-      if ((error as NodeJS.ErrnoException).code === 'EPIPE') this.ownBrokenPipes++;
-    }
+    if (this.enabled(level)) this.output.write(this.format(level, event, message, fields));
   }
 
+  /** One plain line (no `[gsup]`), whatever the verbosity: what a shell would say. */
+  say(line: string): void {
+    this.output.write(`${escapeControls(line)}\n`);
+  }
+
+  /** Resolves once every line is out, or after `timeoutMs` (stderr does not drain). */
+  flush(timeoutMs = FLUSH_MS): Promise<void> {
+    return this.output.flush(timeoutMs);
+  }
+
+  /** Text: the message escaped (by construction: no call site can forget). */
   private format(level: LogLevel, event: string, message: string, fields: LogFields): string {
-    if (this.lineFormat === 'json') return `${JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields })}\n`;
-    if (!this.paint) return `[gsup] ${message}\n`;
+    if (this.lineFormat === 'json') {
+      return `${escapeJson(JSON.stringify({ time: new Date().toISOString(), level, event, message, ...fields }))}\n`;
+    }
+    const text = escapeControls(message);
+    if (!this.paint) return `[gsup] ${text}\n`;
     const paint = level === 'error' ? this.paint.red : level === 'warn' ? this.paint.yellow : this.paint.dim;
-    return `${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(message) : message}\n`;
+    return `${paint('[gsup]')} ${level === 'error' || level === 'warn' ? paint(text) : text}\n`;
   }
 
   error(event: string, message: string, fields?: LogFields): void {
@@ -89,20 +105,6 @@ export class Logger {
   }
   debug(event: string, message: string, fields?: LogFields): void {
     this.log('debug', event, message, fields);
-  }
-}
-
-/**
- * Straight to fd 2, synchronously (a line written just before exit is not
- * lost), without building process.stderr. Throws what the write threw
- * (EPIPE, EBADF), but for a non-blocking stderr that is full (EAGAIN): that
- * line is dropped rather than block gsup.
- */
-function writeStderr(line: string): void {
-  try {
-    writeSync(2, line);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
   }
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { StatusBoard } from './engine/status-board.js';
 import { UsageError } from './options/errors.js';
+import { countEpipe } from './platform/sigpipe.js';
 
 // The orchestrator's view: plain HTTP, GET and HEAD, three paths. It reads
 // what the supervision last published and never touches its loop.
@@ -35,6 +36,9 @@ export async function serveStatus(board: StatusBoard, port: number, host: string
     response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
     response.end(request.method === 'HEAD' ? undefined : body);
   });
+  // A client gone before the answer is written (pipelined requests, then a close): the write meets EPIPE,
+  // and the kernel raises SIGPIPE in gsup. That one is gsup's own, never forwarded to the app.
+  server.on('connection', (socket) => socket.on('error', countEpipe));
   try {
     await listen(server, port, host ?? '::');
   } catch (error) {

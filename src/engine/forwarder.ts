@@ -76,12 +76,12 @@ export class Forwarder {
       this.pending.delete(signal);
       const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
-      if (route) this.pm2?.announce(route, signal);
       if (targets.length > 0) {
         send(this.platform, targets, signal);
         sent.push({ signal, targets });
         this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
       } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
+      if (route) this.pm2?.announce(route, signal); // after the send: it reads command lines
       if (this.suspendAfter.delete(signal)) this.suspendSelf?.();
     }
     return sent;

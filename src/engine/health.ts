@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import type { Platform } from '../platform/index.js';
+import { countEpipe } from '../platform/sigpipe.js';
 
 /** Health checks, Docker's names and defaults: every probe given runs on one schedule. */
 export interface HealthConfig {
@@ -109,6 +110,7 @@ async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Pro
       done(status >= 200 && status < 300 ? { ok: true, detail: `HTTP ${status}` } : { ok: false, detail: `HTTP ${status}` });
     });
     request.once('error', (error) => {
+      countEpipe(error); // a SIGPIPE of gsup's own (the request written to a server gone): never forwarded
       const timedOut = error.name === 'AbortError' && !abort.aborted;
       done({ ok: false, detail: timedOut ? `timed out after ${timeoutMs} ms` : (error as NodeJS.ErrnoException).code ?? error.message });
     });

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { SignalName } from '../platform/index.js';
+import { takeOwnSigpipe } from '../platform/sigpipe.js';
 import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../signals.js';
 import type { TargetMode } from './plan.js';
 
@@ -18,9 +19,9 @@ function stops(received: SignalName, signal: SignalName): boolean {
 
 /**
  * gsup's ears, O(1) per signal: the signals it caused itself (the pipe probe,
- * giving the terminal up, a SIGPIPE of its own failed write) are not
- * forwarded; the rest are rewritten once, here, and sorted into stop signals
- * and signals to forward.
+ * giving the terminal up, a SIGPIPE of its own failed write on stderr or a
+ * socket) are not forwarded; the rest are rewritten once, here, and sorted
+ * into stop signals and signals to forward.
  */
 export class SignalIntake {
   /** Signals gsup caused itself, not yet received. */
@@ -63,7 +64,7 @@ export class SignalIntake {
   }
 
   take(received: SignalName): Intake {
-    if (received === 'SIGPIPE' && this.logger.takeOwnSigpipe()) return NONE; // raised by our own write to a closed stderr
+    if (received === 'SIGPIPE' && takeOwnSigpipe()) return NONE; // raised by a write of ours to a reader that is gone
     if (this.own.size > 0 && this.takeOwn(received)) return NONE; // the pipe probe; the terminal given up
     const signal = this.rewrite(received);
     // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own suspension (dumb-init's way).
@@ -72,9 +73,15 @@ export class SignalIntake {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });
       return NONE;
     }
-    if (signal !== received) this.logger.debug('rewrite', `${received} rewritten to ${signal}`, { received, signal });
     if (stops(received, signal)) return { kind: 'stop', signal, reason: `${received} received` };
     return { kind: 'forward', signal, suspend: false };
+  }
+
+  /** Once the signal is out (forward first, log after): what a rule made of it. */
+  note(received: SignalName, intake: Intake): void {
+    if (intake.kind === 'none' || JOB_CONTROL_SIGNALS.has(received) || intake.signal === received) return;
+    if (!this.logger.enabled('debug')) return;
+    this.logger.debug('rewrite', `${received} rewritten to ${intake.signal}`, { received, signal: intake.signal });
   }
 
   /** A stop signal that came before the spawn (taken by Node's start-up handler, or held): then there is no spawn. */

@@ -147,10 +147,12 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
   switch (name) {
     case 'stop-delay':
       return state.phase === 'stop-delay' ? sendStop(state, facts, out) : state;
-    case 'kill-timeout':
+    case 'kill-timeout': {
       if (state.phase !== 'stopping') return state;
+      const killing = beginKilling(state, facts, out); // the SIGKILL first, then the line that says so
       log(out, 'warn', 'kill-timeout', `kill timeout (${formatDuration(facts.config.killTimeout)}) expired: sending SIGKILL`);
-      return beginKilling(state, facts, out);
+      return killing;
+    }
     case 'restart-delay':
       return state.phase === 'restarting' ? spawn(state.record, facts, out) : state;
     case 'finish':

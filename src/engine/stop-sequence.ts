@@ -69,8 +69,9 @@ function stopSignalAgain(state: In<'stopping'>, signal: SignalName, reason: stri
     log(out, 'notice', 'restart-cancelled', `${reason}: no restart`);
   }
   if (stop.received >= 3) {
+    const killing = beginKilling({ ...state, stop }, facts, out); // the SIGKILL first, then the line that says so
     log(out, 'notice', 'kill-now', `${reason}: third stop signal, killing the tree now`, { signal });
-    return beginKilling({ ...state, stop }, facts, out);
+    return killing;
   }
   if (stop.received === 1) return { ...state, stop }; // joins the stop gsup began itself
   log(out, 'notice', 'stop-again', `${reason}: second stop signal, forwarding it too (a third kills)`, { signal });

@@ -163,8 +163,7 @@ class Supervisor {
       case 'log':
         return this.logger.log(effect.level, effect.event, effect.message, effect.fields);
       case 'pause-health':
-        this.timers.clear('health');
-        return this.parts.health?.pause();
+        return (this.timers.clear('health'), this.parts.health?.pause());
       case 'probe':
         return this.parts.health?.start(effect.run);
       case 'schedule-probe':
@@ -203,6 +202,7 @@ class Supervisor {
       if (intake.signal) this.options.status?.countForward(intake.signal);
       this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend });
     }
+    this.intake.note(received, intake);
   }
 
   private onExit(runId: number, exit: CommandExit): void {

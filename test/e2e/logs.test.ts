@@ -73,3 +73,20 @@ describe('logs on stderr', () => {
     expect(forced.stderr.join('\n')).toContain('\u001b[');
   });
 });
+
+describe('what the tree wrote, in a log line', () => {
+  it('a command line with ESC, CR and a forged line, killed: escaped in the summary, no forged line', async () => {
+    const note = '\u001b[2J\u001b[31mred\r\n[gsup] forged';
+    const run = gsup(['-t', '300ms', '--', 'node', PRINTER, '--ignore-stop', '--note', note]);
+    await run.ready();
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM /);
+    expect((await run.finished()).code).toBe(137);
+    const summary = run.stderr.find((line) => line.startsWith('[gsup] stopped in '));
+    const escaped = '--note \\x1b[2J\\x1b[31mred\\r\\n[gsup] forged';
+    expect(summary).toMatch(/ 1 killed: \d+ \(node .*printer\.js --ignore-stop /);
+    expect(summary?.endsWith(`${escaped})`)).toBe(true);
+    expect(run.stderr.filter((line) => line.startsWith('[gsup] forged'))).toEqual([]);
+    expect(run.stderr.join('\n')).not.toMatch(/[\u001b\r]/);
+  });
+});

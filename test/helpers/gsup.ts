@@ -23,6 +23,8 @@ export interface RunOptions {
   pty?: boolean;
   cwd?: string;
   namespaced?: boolean;
+  /** An fd to give the process as its stderr (then not read here). */
+  stderr?: number;
 }
 
 /** One process under test (usually gsup) with its output read line by line. */
@@ -42,13 +44,13 @@ export class Run {
     this.namespaced = options.namespaced ?? false;
     this.pty = options.pty ?? false;
     this.child = spawn(command, args, {
-      stdio: [options.stdin === undefined && !this.pty ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined && !this.pty ? 'ignore' : 'pipe', 'pipe', options.stderr ?? 'pipe'],
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       cwd: options.cwd ?? ROOT,
     });
     if (options.stdin !== undefined) this.child.stdin!.end(options.stdin);
     this.read(this.child.stdout!, this.stdout);
-    this.read(this.child.stderr!, this.stderr);
+    if (this.child.stderr) this.read(this.child.stderr, this.stderr);
     // 'close' waits for the output pipes too; a process left behind (--on-exit
     // exit) may hold them open, so after 'exit' the output gets until it has
     // been quiet for a second (a flood's 30,000 lines may still be arriving).
@@ -58,7 +60,7 @@ export class Run {
         let timer = setTimeout(resolve, 1000);
         const again = () => (clearTimeout(timer), (timer = setTimeout(resolve, 1000)));
         this.child.stdout!.on('data', again);
-        this.child.stderr!.on('data', again);
+        this.child.stderr?.on('data', again);
       });
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {

@@ -1,6 +1,7 @@
 import { signalNumber } from '../../src/signals.js';
 import { describe, expect, it } from 'vitest';
 import { exitStatus } from '../../src/engine/exit-status.js';
+import { SignalIntake } from '../../src/engine/intake.js';
 import { onExitAction } from '../../src/engine/on-exit.js';
 import { restrictTargets, roots, units, unreached, type Target } from '../../src/engine/plan.js';
 import { ProcessTree } from '../../src/engine/tree.js';
@@ -173,3 +174,17 @@ describe('Logger', () => {
     expect(colorWanted({ FORCE_COLOR: '0' }, true)).toBe(false);
   });
 });
+
+describe('SignalIntake', () => {
+  it('forward first, log after: what a rule made of a signal is said once it is out (note), not when taken', () => {
+    const lines: string[] = [];
+    const logger = new Logger({ verbosity: 2, write: (line) => lines.push(line) });
+    const intake = new SignalIntake(new Map([['SIGHUP', 'SIGUSR1']]), 'group', logger);
+    const taken = intake.take('SIGHUP');
+    expect(taken).toEqual({ kind: 'forward', signal: 'SIGUSR1', suspend: false });
+    expect(lines).toEqual([]);
+    intake.note('SIGHUP', taken);
+    expect(lines).toEqual(['[gsup] SIGHUP rewritten to SIGUSR1\n']);
+  });
+});
+

@@ -134,6 +134,16 @@ describe('step: the decisions, one by one', () => {
     expect(step(PHASES['stop-delay'], kill, facts()).state.phase).toBe('killing');
   });
 
+  it('forward first, log after: the SIGKILL, then the line that says so (third stop signal, kill timeout)', () => {
+    const thirdSignal: Input = { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' };
+    const third = step({ ...PHASES.stopping, stop: stop({ received: 2 }) } as State, thirdSignal, facts());
+    const expired = step(PHASES.stopping, { kind: 'timer', name: 'kill-timeout' }, facts());
+    for (const { effects } of [third, expired]) {
+      expect(kinds(effects)).toContain('log');
+      expect(kinds(effects).indexOf('kill-command-group')).toBeLessThan(kinds(effects).indexOf('log'));
+    }
+  });
+
   it('a stop signal cancels a restart: during its delay (no spawn, the last status), and during the stop of what the last run left', () => {
     const waiting = step(PHASES.restarting, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
     expect(waiting.state.phase).toBe('ending');
