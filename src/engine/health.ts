@@ -8,7 +8,7 @@ import type { Platform } from '../platform/index.js';
 export interface HealthConfig {
   /** Healthy when it exits 0 within the timeout (`sh -c`, a process group of its own). */
   cmd?: string;
-  /** Healthy on a 2xx answer within the timeout. */
+  /** Healthy on a 200–399 answer within the timeout (Kubernetes' httpGet); a redirect is not followed. */
   url?: string;
   /** A heartbeat file the app touches: healthy while its mtime is younger than `maxAgeMs`. */
   file?: string;
@@ -98,7 +98,7 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
   });
 }
 
-/** GET the URL (no connection kept): healthy on 2xx. */
+/** GET the URL (no connection kept): healthy on 200–399 (Kubernetes' httpGet); a redirect is an answer, not followed. */
 async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Promise<ProbeResult> {
   const { get } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
   return new Promise((done) => {
@@ -106,7 +106,7 @@ async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Pro
       // The status is the answer: the body is not read (an endless one would keep the socket).
       response.destroy();
       const status = response.statusCode ?? 0;
-      done(status >= 200 && status < 300 ? { ok: true, detail: `HTTP ${status}` } : { ok: false, detail: `HTTP ${status}` });
+      done({ ok: status >= 200 && status < 400, detail: `HTTP ${status}` });
     });
     request.once('error', (error) => {
       const timedOut = error.name === 'AbortError' && !abort.aborted;

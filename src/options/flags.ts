@@ -51,7 +51,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--max-restarts <n>', 'restarts in a row after runs under 10 s before giving up (N restarts: N+1 runs)', 'GSUP_MAX_RESTARTS', '10');
   option('--restart-delay <duration>', 'first delay before a restart; doubles after each quick failure, up to 30s', 'GSUP_RESTART_DELAY', '1s');
   option('--health-cmd <command>', 'health check: healthy when it exits 0 within the timeout (sh -c)', 'GSUP_HEALTH_CMD', 'none');
-  option('--health-url <url>', 'health check: healthy on a 2xx answer within the timeout', 'GSUP_HEALTH_URL', 'none');
+  option('--health-url <url>', 'health check: healthy on a 200–399 answer within the timeout', 'GSUP_HEALTH_URL', 'none');
   option('--health-file <path>', 'health check: a heartbeat file the app touches', 'GSUP_HEALTH_FILE', 'none');
   option('--health-max-age <duration>', 'how fresh the heartbeat file must be', 'GSUP_HEALTH_MAX_AGE', 'twice the interval');
   option('--health-interval <duration>', 'time between health checks', 'GSUP_HEALTH_INTERVAL', '30s');
