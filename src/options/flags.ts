@@ -57,8 +57,10 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--health-interval <duration>', 'time between health checks', 'GSUP_HEALTH_INTERVAL', '30s');
   option('--health-timeout <duration>', 'time a health check may take', 'GSUP_HEALTH_TIMEOUT', '5s');
   option('--health-retries <n>', 'failed checks in a row that make the command unhealthy: stopped, then restarted per --restart', 'GSUP_HEALTH_RETRIES', '3');
-  option('--health-start-period <duration>', 'failures this soon after a start do not count (a success ends it)', 'GSUP_HEALTH_START_PERIOD', '0s');
-  option('--health-start-interval <duration>', 'time between health checks while still starting, inside the start period', 'GSUP_HEALTH_START_INTERVAL', '5s');
+  const startPeriod = 'failures this soon after a start (or in the first interval) do not count; a success ends it';
+  option('--health-start-period <duration>', startPeriod, 'GSUP_HEALTH_START_PERIOD', '0s');
+  const startInterval = 'time between health checks until the first success (the first within 1s), in the start period';
+  option('--health-start-interval <duration>', startInterval, 'GSUP_HEALTH_START_INTERVAL', '5s');
   option('--status-port <port>', 'serve /livez, /readyz and /metrics (Prometheus) on this port', 'GSUP_STATUS_PORT', 'none');
   option('--status-host <host>', 'the address the status port listens on', 'GSUP_STATUS_HOST', '0.0.0.0');
   option('--grace <duration>', "the orchestrator's grace period: the kill timeout defaults to grace - stop delay - 1s", 'GSUP_GRACE', 'none');

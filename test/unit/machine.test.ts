@@ -197,6 +197,7 @@ describe('readiness: what /readyz answers, from the state alone', () => {
     expect(readiness(PHASES.running, undefined)).toEqual({ ready: true });
     expect(readiness(PHASES.running, 'healthy')).toEqual({ ready: true });
     expect(readiness(PHASES.running, 'starting')).toEqual({ ready: false, reason: 'starting' });
+    expect(readiness(PHASES.running, 'failing')).toEqual({ ready: false, reason: 'unhealthy' }); // the last check failed
     expect(readiness(PHASES.daemons, undefined)).toEqual({ ready: true }); // what `pm2 start` handed over runs
     expect(readiness(PHASES.starting, undefined)).toEqual({ ready: false, reason: 'starting' });
     expect(readiness(PHASES.restarting, 'healthy')).toEqual({ ready: false, reason: 'restarting' });
