@@ -236,7 +236,7 @@ class Supervisor {
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
     if (this.logger.enabled('info')) logTreeChanges(this.logger, this.platform, snapshot);
-    if (this.options.status) this.options.status.treeProcesses = snapshot.alive.length;
+    this.options.status?.treeLooked(snapshot.alive.length);
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {
       this.managers = await this.parts.pm2.find(snapshot);

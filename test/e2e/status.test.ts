@@ -164,6 +164,20 @@ describe('--status-port', () => {
     }
   });
 
+  it('/metrics: gsup_tree_processes counts the running tree (a look for the scrape), not 0 until a signal', async () => {
+    const port = await freePort();
+    const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sh', '-c', 'echo started; sleep 300 & sleep 300 & wait']);
+    await run.waitForLine(/^started$/);
+    // Each scrape looks at the tree: the first one that comes after the sleeps started counts them.
+    let counted = NaN;
+    for (const deadline = Date.now() + 3000; counted !== 3 && Date.now() < deadline; ) {
+      counted = Number(/^gsup_tree_processes (\d+)$/m.exec((await get(port, '/metrics')).body)?.[1]);
+    }
+    expect(counted).toBe(3); // sh and its two sleeps
+    run.signal('SIGTERM');
+    await run.finished();
+  });
+
   it('a port that cannot be bound: one line naming it, 125, the command never started', async () => {
     const port = await freePort();
     const holder = createServer().listen(port, '127.0.0.1');
