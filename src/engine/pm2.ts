@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
 import { processKey, restrictTargets, type Target } from './plan.js';
 import { readSmallRegularFile } from '../platform/small-file.js';
-import { executable, onPath } from '../platform/which.js';
+import { findPm2Cli } from './pm2-cli.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
 /**
@@ -16,6 +16,8 @@ import type { ProcessTree, TreeSnapshot } from './tree.js';
  * pm2), and pm2 restarts an app signalled behind its back. So signals go to
  * the manager alone, and a stop goes through pm2 itself.
  */
+export { findPm2Cli };
+
 export interface Pm2Manager {
   info: ProcessInfo;
   kind: 'daemon' | 'runtime';
@@ -264,36 +266,4 @@ export interface Pm2Route {
   managed: Set<number>;
   /** Each manager and the pids it runs. */
   runs: Map<Pm2Manager, number[]>;
-}
-
-/**
- * The pm2 CLI that goes with the command: beside a `pm2`/`pm2-runtime` the
- * command names, else `pm2` on PATH, else the project's node_modules/.bin.
- */
-export function findPm2Cli(command: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  const candidates: string[] = [];
-  if (/^pm2(-runtime|-docker|-dev)?$/.test(basename(command))) {
-    const path = onPath(command, env, cwd);
-    if (path) {
-      candidates.push(join(dirname(path), 'pm2'));
-      try {
-        candidates.push(join(dirname(realpathSync(path)), 'pm2'));
-      } catch {
-        // a dangling link: the other candidates remain
-      }
-    }
-  }
-  const fromPath = onPath('pm2', env, cwd);
-  if (fromPath) candidates.push(fromPath);
-  candidates.push(join(cwd, 'node_modules', '.bin', 'pm2'));
-  for (const candidate of candidates) {
-    if (executable(candidate)) {
-      try {
-        return realpathSync(candidate);
-      } catch {
-        continue;
-      }
-    }
-  }
-  return undefined;
 }
