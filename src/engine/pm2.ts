@@ -30,6 +30,9 @@ const RUNTIME = /(^|[/\s])(pm2-runtime|pm2-docker)(\s|$)/;
 const CLI = /^(\S*\/)?(node\S*\s+(\S*\/)?)?pm2(\s|$)/;
 // A pid file larger than this is no pm2 pid file.
 const PID_FILE_MAX = 64;
+// A daemon not the tree's is left alone; the hint, when `pm2 start` handed it the apps gsup was to supervise.
+const NOT_OURS = 'never signalled nor waited for';
+const NOT_OURS_HINT = ': its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)';
 // The pm2 CLIs whose lives are remembered (the newest).
 const CLIS_KEPT = 32;
 
@@ -171,7 +174,10 @@ export class Pm2Supervision {
       const key = `${pid}:${info.startTime}`;
       if (!this.warned.has(key)) {
         this.warned.add(key);
-        this.logger.info('pm2-not-ours', `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; never signalled`, { pid, home, reason: why });
+        // A pm2 CLI of the tree ran: its apps went to that daemon, and gsup may end at once. Said by default then.
+        const [level, hint] = this.clis.size > 0 ? (['warn', NOT_OURS_HINT] as const) : (['info', ''] as const);
+        const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; ${NOT_OURS}${hint}`;
+        this.logger.log(level, 'pm2-not-ours', message, { pid, home, reason: why });
       }
       return undefined;
     }

@@ -119,19 +119,20 @@ describe('gsup -- pm2 start', () => {
     await waitFor(() => !isAlive(god), 'the God daemon to be gone');
   }, 40_000);
 
-  it('a God daemon that was running before gsup started is not adopted and never signalled', async () => {
+  it('a God daemon that was running before gsup started is not adopted and never signalled; gsup warns at the default level', async () => {
     const pm2 = home();
     // The older daemon runs under a gsup of its own, which reaps it at the end.
     const outer = gsup(['--on-exit', 'wait', '--', PM2, 'start', APP, '--name', 'older'], { env: pm2.env() });
     const [older] = await appsReady(pm2, 1);
     await outer.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
     const god = pm2.daemonPid()!;
-    const run = gsup(['-v', '--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
+    // No -v: gsup ends at once (pm2's CLI handed the app to that daemon), and says why.
+    const run = gsup(['--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
     const exit = await run.finished(20_000);
     expect(exit.code).toBe(0);
     const [, newer] = await appsReady(pm2, 2);
-    expect(run.stderr.filter((line) => line.includes('not ours'))).toEqual([
-      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) is not ours: started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree); never signalled`,
+    expect(run.stderr.filter((line) => line.startsWith('[gsup]'))).toEqual([
+      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) is not ours: started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree); never signalled nor waited for: its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)`,
     ]);
     expect(isAlive(god)).toBe(true);
     expect(pm2.signals(older)).toEqual([]);
