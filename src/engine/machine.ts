@@ -87,7 +87,9 @@ function afterExit(state: In<'exited'>, leftovers: ProcessInfo[], commandPgid: n
   const { exit, restart } = state;
   if (restart) {
     if (leftovers.length === 0) return enterRestart(state, restart, out);
-    return beginStop(state, newStop('SIGTERM', 'restart', 'gsup', restart), `command ${restart.reason}, leaving ${leftovers.length} process(es)`, 0, facts, out);
+    // The restart's own line (with its count) follows the stop: this one says only why the stop comes first.
+    const reason = `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es), before its restart`;
+    return beginStop(state, newStop('SIGTERM', 'restart', 'gsup', restart), reason, 0, facts, out);
   }
   const action = onExitAction(facts.config.onExit, exitStatus(exit, [], facts.signalNumber), leftovers, commandPgid);
   if (action === 'exit') return finish(ending(state), out);

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
+import { describePm2Effect, describeSignal } from './format.js';
 import { processKey, restrictTargets, type Target } from './plan.js';
 import { readSmallRegularFile } from '../platform/small-file.js';
 import { findPm2Cli } from './pm2-cli.js';
@@ -229,19 +230,18 @@ export class Pm2Supervision {
     return { targets: routed, pm2Kill, managed, runs };
   }
 
-  /** At -v: what each manager was sent (those in `sent`; all by default), and what it stops or signals. */
-  announce(route: Pm2Route, signal: SignalName, sent?: (manager: Pm2Manager) => boolean): void {
+  /** At -v: what each manager was sent (those in `sent`; all by default), and what it does with it. */
+  announce(route: Pm2Route, signal: SignalName, how: AnnounceHow): void {
     if (!this.logger.enabled('info')) return;
     for (const [manager, apps] of route.runs) {
-      if (sent && !sent(manager)) continue;
+      if (how.sent && !how.sent(manager)) continue;
       const pm2Kill = route.pm2Kill.includes(manager);
-      this.logger.info(
-        'pm2-forward',
-        `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
-          (pm2Kill ? ' (pm2 kill)' : '') +
-          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
-        { pid: manager.info.pid, signal, apps, pm2Kill },
-      );
+      const kind = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
+      const to = `pm2 ${kind} ${manager.info.pid}${pm2Kill ? ' (pm2 kill)' : ''}`;
+      const named = apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`);
+      const effect = describePm2Effect(signal, pm2Kill, named);
+      const fields = { pid: manager.info.pid, signal, apps, pm2Kill };
+      this.logger.info('pm2-forward', `${describeSignal(signal, how.received)} → ${to}${effect}`, fields);
     }
   }
 
@@ -263,6 +263,9 @@ export class Pm2Supervision {
     this.logger.warn(event, message);
   }
 }
+
+/** Which managers were sent the signal (all by default), and the signal a rule rewrote into it. */
+type AnnounceHow = { sent?: (manager: Pm2Manager) => boolean; received?: SignalName };
 
 export interface Pm2Route {
   targets: Target[];

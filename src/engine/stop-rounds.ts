@@ -48,7 +48,7 @@ export class StopRounds {
     const fresh = stop.take(route.targets, snapshot);
     const pm2Kill = this.pm2KillHeld(route.pm2Kill, run) ? [] : stop.takePm2(route.pm2Kill, route.managed, snapshot);
     const sent = new Set([...pm2Kill.map((manager) => manager.info.pid), ...fresh.flatMap(membersOf).map((info) => info.pid)]);
-    if (sent.size > 0) this.pm2?.announce(route, signal, (manager) => sent.has(manager.info.pid));
+    if (sent.size > 0) this.pm2?.announce(route, signal, { sent: (manager) => sent.has(manager.info.pid) });
     if (fresh.length > 0 || pm2Kill.length > 0) sentSignals.push(signal);
     if (fresh.length > 0) this.deliver(fresh, signal, run);
     if (again) {

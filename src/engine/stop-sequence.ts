@@ -52,11 +52,14 @@ function stopSignalAgain(state: In<'stopping'>, signal: SignalName, reason: stri
   return { ...state, stop: { ...stop, again: signal } };
 }
 
-/** 1. The stop delay (if any), then the stop signal. */
+/** 1. The stop delay (if any), then the stop signal: one line says both, in that order. */
 export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Stop, reason: string, delayMs: number, facts: Facts, out: Out): State {
   const { killTimeout } = facts.config;
   out.push({ kind: 'begin-stop' }, { kind: 'pause-health' });
-  log(out, 'notice', 'stop', `${reason}: stopping the tree with ${stop.signal} (kill timeout ${formatDuration(killTimeout)})`, {
+  const { signal } = stop;
+  const waiting = `waiting ${formatDuration(delayMs)} before forwarding ${signal} to the tree`;
+  const plan = delayMs > 0 ? waiting : `stopping the tree with ${signal}`;
+  log(out, 'notice', 'stop', `${reason}: ${plan} (kill timeout ${formatDuration(killTimeout)})`, {
     signal: stop.signal,
     reason,
     killTimeoutMs: killTimeout,
@@ -64,7 +67,6 @@ export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Sto
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
   if (delayMs <= 0) return sendStop({ phase: 'stopping', record: state.record, run: state.run, exit, stop }, facts, out);
-  log(out, 'notice', 'stop-delay', `waiting ${formatDuration(delayMs)} before forwarding ${stop.signal}`, { delayMs });
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
   return { phase: 'stop-delay', record: state.record, run: state.run, exit, stop };

@@ -201,7 +201,7 @@ class Supervisor {
     if (intake.kind === 'stop') this.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
     else if (intake.kind === 'forward') {
       if (intake.signal) this.options.status?.countForward(intake.signal);
-      this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend });
+      this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend, received });
     }
   }
 
@@ -235,7 +235,7 @@ class Supervisor {
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
-    if (this.logger.enabled('info')) logTreeChanges(this.logger, this.platform, snapshot);
+    if (this.logger.enabled('info')) logTreeChanges(this.logger, this.platform, snapshot, this.state.phase);
     this.options.status?.treeLooked(snapshot.alive.length);
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {

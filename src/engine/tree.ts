@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../platform/index.js';
+import type { Phase } from './state.js';
 
 /** What one look at the system found of gsup's tree. */
 export interface TreeSnapshot {
@@ -14,7 +15,12 @@ export interface TreeSnapshot {
   /** Pids that joined / left the tree since the previous scan. */
   joined: ProcessInfo[];
   left: number[];
+  /** The commands among `left`: their exit is logged with its status, not as a tree change. */
+  leftCommands: number[];
 }
+
+// The commands (one a run) remembered until seen leaving the tree.
+const COMMANDS_KEPT = 16;
 
 /**
  * The processes gsup is responsible for: its descendants, every process that
@@ -26,6 +32,8 @@ export class ProcessTree {
   /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
   private readonly known = new Map<number, number>();
   private command?: ProcessInfo;
+  /** Each run's command, until a look sees it leave. */
+  private readonly commands = new Set<number>();
   /** gsup's own probes (health commands), each the leader of its group: never part of the tree while that group lives. */
   private readonly probes = new Set<number>();
   private last: Promise<unknown> = Promise.resolve();
@@ -42,6 +50,9 @@ export class ProcessTree {
 
   /** The command's own process, once spawned: its session is part of the tree (read before the next look). */
   setCommand(pid: number): void {
+    this.commands.add(pid);
+    // One no look ever saw (gone at once) is never seen leaving: only the newest are kept.
+    for (const old of this.commands) if (this.commands.size > COMMANDS_KEPT) this.commands.delete(old);
     this.last = this.last.then(
       () => this.readCommand(pid),
       () => this.readCommand(pid),
@@ -137,7 +148,8 @@ export class ProcessTree {
       }
     }
 
-    return { members, alive, groups, children, joined, left };
+    const leftCommands = left.filter((pid) => this.commands.delete(pid));
+    return { members, alive, groups, children, joined, left, leftCommands };
   }
 }
 
@@ -147,10 +159,16 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** At -v: who joined and who left the tree since the last look. */
-export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot): void {
+/**
+ * At -v: who joined and who left the tree since the last look. The
+ * command's exit has a line of its own; once a stop's summary is out (or
+ * between runs), it has said who left.
+ */
+export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot, phase: Phase): void {
+  if (phase === 'ending' || phase === 'done' || phase === 'restarting') return;
   for (const info of snapshot.joined) {
     logger.info('tree-join', `pid ${info.pid} joined the tree (${platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
   }
-  if (snapshot.left.length > 0) logger.info('tree-leave', `pid ${snapshot.left.join(', ')} left the tree`, { pids: snapshot.left });
+  const left = snapshot.left.filter((pid) => !snapshot.leftCommands.includes(pid));
+  if (left.length > 0) logger.info('tree-leave', `pid ${left.join(', ')} left the tree`, { pids: left });
 }

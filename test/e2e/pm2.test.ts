@@ -102,6 +102,21 @@ describe('gsup -- pm2 start', () => {
     }
   }, 40_000);
 
+  it('SIGUSR2 goes to the God daemon alone, which reopens pm2’s logs: -v says just that, and no app gets it', async () => {
+    const pm2 = home();
+    const run = gsup(['-v', '--', PM2, 'start', APP, '-i', '2'], { env: pm2.env({ CLEANUP_MS: '100' }) });
+    const apps = await appsReady(pm2, 2);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    run.signal('SIGUSR2');
+    const { input: line } = await run.waitForLine(new RegExp(`SIGUSR2 → pm2 God daemon ${god}\\b`), { stream: 'stderr' });
+    expect(line).toBe(`[gsup] SIGUSR2 → pm2 God daemon ${god}, which reopens pm2's logs; its apps are not signalled`);
+    await waitFor(() => pm2.pm2Log().includes('Reloading logs'), 'pm2 to reopen its logs', 10_000);
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(0);
+    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']); // the stop's, and no SIGUSR2
+  }, 40_000);
+
   it('--no-subreaper: the God daemon, reparented to init, is found by its pid file, adopted, and stopped with pm2 kill', async () => {
     const pm2 = home();
     const run = gsup(['-v', '--no-subreaper', '--', PM2, 'start', APP, '-i', '2'], { env: pm2.env() });

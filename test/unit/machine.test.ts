@@ -89,10 +89,23 @@ describe('step: the decisions, one by one', () => {
     // A look as the delay begins: who was there, so the summary can count what then exits by itself.
     expect(first.effects).toContainEqual({ kind: 'look', delayMs: 0 });
     expect(kinds(first.effects)).not.toContain('stop-round');
+    // One line, in the order things happen: the wait, then the stop signal (never "stopping the tree" before the wait).
+    expect(logged(first.effects)).toEqual(['SIGTERM received: waiting 2.00s before forwarding SIGTERM to the tree (kill timeout 10.00s)']);
     const int = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' }, facts({ stopDelay: 2000 }));
     expect(int.state.phase).toBe('stopping');
     expect(int.effects).toContainEqual({ kind: 'set-timer', name: 'kill-timeout', ms: 10_000 });
     expect(int.effects).toContainEqual({ kind: 'look', delayMs: 0 });
+    expect(logged(int.effects)).toEqual(['SIGINT received: stopping the tree with SIGINT (kill timeout 10.00s)']);
+  });
+
+  it('leftovers stopped before a restart: the stop says why, the restart line alone carries the count', () => {
+    const restart = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
+    const exited: State = { phase: 'exited', record, run, exit: { code: 1, signal: null }, restart };
+    const stopping = step(exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts());
+    expect(logged(stopping.effects)).toEqual(['command exited (code 1) leaving 1 process(es), before its restart: stopping the tree with SIGTERM (kill timeout 10.00s)']);
+    const restarting = step(stopping.state, { kind: 'child-gone', treeGone: true }, facts());
+    expect(restarting.state.phase).toBe('restarting');
+    expect(logged(restarting.effects)).toEqual(['command exited with code 1 (restart 1 of 10): restarting in 1.00s']);
   });
 
   it('the second stop signal is forwarded: held for the next look, then sent to everyone reached', () => {
