@@ -8,7 +8,7 @@ import { describeExit } from './format.js';
 import type { ForwardFacts } from './forwarder.js';
 import type { ProbeResult } from './health.js';
 import { SignalIntake } from './intake.js';
-import { initialState, step, type Effect, type Input, type MachineConfig, type State } from './machine.js';
+import { initialState, step, type Effect, type Input, type MachineConfig, type Phase, type State } from './machine.js';
 import { runsPm2Cli, type Pm2Manager } from './pm2.js';
 import { EventLoop, messageOf } from './event-loop.js';
 import { EventQueue, type EngineEvent } from './queue.js';
@@ -26,6 +26,8 @@ export function supervise(command: string, args: readonly string[] = [], options
   return new Supervisor(command, [...args], options).handle;
 }
 
+// Once a stop's summary is out (or between runs), it has said who left: no tree lines then.
+const QUIET_PHASES: ReadonlySet<Phase> = new Set(['ending', 'done', 'restarting']);
 // Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
 const PROBE_SIGNAL: SignalName = 'SIGURG';
 // While signals flood in (this many since the last check), the command's state is checked this
@@ -235,7 +237,7 @@ class Supervisor {
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
-    if (this.logger.enabled('info')) logTreeChanges(this.logger, this.platform, snapshot, this.state.phase);
+    if (this.logger.enabled('info') && !QUIET_PHASES.has(this.state.phase)) logTreeChanges(this.logger, this.platform, snapshot);
     this.options.status?.treeLooked(snapshot.alive.length);
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {

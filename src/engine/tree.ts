@@ -1,6 +1,5 @@
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../platform/index.js';
-import type { Phase } from './state.js';
 
 /** What one look at the system found of gsup's tree. */
 export interface TreeSnapshot {
@@ -159,13 +158,8 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/**
- * At -v: who joined and who left the tree since the last look. The
- * command's exit has a line of its own; once a stop's summary is out (or
- * between runs), it has said who left.
- */
-export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot, phase: Phase): void {
-  if (phase === 'ending' || phase === 'done' || phase === 'restarting') return;
+/** At -v: who joined and who left the tree since the last look (the command's exit has a line of its own). */
+export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot): void {
   for (const info of snapshot.joined) {
     logger.info('tree-join', `pid ${info.pid} joined the tree (${platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
   }
