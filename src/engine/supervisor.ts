@@ -1,9 +1,10 @@
 import { silentLogger, type Logger } from '../log.js';
 import { currentPlatform, type Platform, type SignalName } from '../platform/index.js';
 import { signalNumber } from '../signals.js';
-import { supervisorHandle, type SuperviseOptions, type SupervisorHandle, type SupervisorResult } from './api.js';
+import { supervisorHandle, supervisorResult } from './api.js';
+import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './api.js';
 import { resolveConfig, type SupervisorConfig } from './config.js';
-import { exitStatus, spawnErrorMessage } from './exit-status.js';
+import { exitStatus } from './exit-status.js';
 import { describeExit } from './format.js';
 import type { ForwardFacts } from './forwarder.js';
 import type { ProbeResult } from './health.js';
@@ -16,6 +17,7 @@ import { notStarted, spawnRun, startDirectory, type CommandRun } from './run.js'
 import type { CommandExit } from './spawn.js';
 import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
 import { Timers } from './timers.js';
+import { LostChildWatch } from './lost-child.js';
 import { logTreeChanges, type TreeSnapshot } from './tree.js';
 import { wire, type Parts } from './wiring.js';
 
@@ -30,10 +32,6 @@ export function supervise(command: string, args: readonly string[] = [], options
 const QUIET_PHASES: ReadonlySet<Phase> = new Set(['ending', 'done', 'restarting']);
 // Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
 const PROBE_SIGNAL: SignalName = 'SIGURG';
-// While signals flood in (this many since the last check), the command's state is checked this
-// often: a full signal pipe drops SIGCHLD too, and its exit must never go unnoticed.
-const FLOOD_SIGNALS = 64;
-const CHECK_MS = 50;
 
 /**
  * The shell around the machine (machine.ts): it turns what happens (signals,
@@ -52,6 +50,7 @@ class Supervisor {
   private readonly intake: SignalIntake;
   private readonly queue: EventQueue;
   private readonly timers = new Timers((name) => this.queue.push({ kind: 'timer', name }));
+  private readonly lostChild: LostChildWatch;
   /** What acts on the world: the tree and its looks, gsup's children, forwards, stop rounds, pm2, probes. */
   private readonly parts: Parts;
   private run: CommandRun = notStarted();
@@ -61,7 +60,6 @@ class Supervisor {
   private ownPgid = -1;
   /** The argv prefix that gives each run gsup's terminal (setsid -c), when gsup handed it over. */
   private terminal?: string[];
-  private signalsSinceCheck = 0;
   private readonly inputs: Input[] = [];
   private readonly loop: EventLoop;
   private result: SupervisorResult = { exitCode: 125, code: null, signal: null, killed: false };
@@ -84,6 +82,7 @@ class Supervisor {
     const fault = (error: unknown) => this.apply({ kind: 'fault', message: messageOf(error) });
     this.loop = new EventLoop(this.queue, (event) => this.dispatch(event), fault, () => this.state.phase === 'done', () => this.resolveDone(this.result));
     this.parts = wire(command, config, { ...options, cwd: this.cwd }, this.platform, this.logger, this.timers.signal, (event) => this.queue.push(event));
+    this.lostChild = new LostChildWatch(this.timers, this.parts.children);
     const exited = this.main();
     const stop = (signal: SignalName = 'SIGTERM') => (this.queue.push({ kind: 'stop', signal: this.intake.stopRequested(signal), reason: 'stop requested' }), exited);
     this.handle = supervisorHandle(() => this.run, (signal) => this.loop.now({ kind: 'signal', signal }), stop, exited);
@@ -124,7 +123,8 @@ class Supervisor {
       case 'tree':
         return this.onTree(event.snapshot);
       case 'timer':
-        return event.name === 'check' ? this.check() : this.apply({ kind: 'timer', name: event.name });
+        if (event.name === 'check') return this.lostChild.check(this.run, this.state.phase, () => this.reap());
+        return this.apply({ kind: 'timer', name: event.name });
       case 'health':
         return this.onHealth(event.run, event.result);
       case 'fault':
@@ -197,8 +197,7 @@ class Supervisor {
   }
 
   private onSignal(received: SignalName): void {
-    // A burst of signals can fill the signal pipe, and a SIGCHLD in it be lost: then look now and then.
-    if (++this.signalsSinceCheck >= FLOOD_SIGNALS) this.timers.ensure('check', CHECK_MS);
+    this.lostChild.signalled();
     const intake = this.intake.take(received);
     if (intake.kind === 'stop') this.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
     else if (intake.kind === 'forward') {
@@ -229,7 +228,7 @@ class Supervisor {
     const { reaped, more, nodeZombie } = this.parts.children.reap();
     if (reaped.length > 0) this.apply({ kind: 'reaped', exits: reaped });
     if (more) this.queue.push({ kind: 'child' });
-    if (nodeZombie) this.timers.ensure('check', CHECK_MS);
+    if (nodeZombie) this.lostChild.soon();
     return more;
   }
 
@@ -254,14 +253,6 @@ class Supervisor {
     } finally {
       this.looked = undefined;
     }
-  }
-
-  /** The watch for a lost SIGCHLD, while signals come in or the command's exit is awaited. */
-  private async check(): Promise<void> {
-    const gone = this.state.phase !== 'restarting' && (await this.parts.children.nudgeIfLost(this.run));
-    this.reap();
-    if (gone || this.signalsSinceCheck >= FLOOD_SIGNALS || this.state.phase === 'ending') this.timers.set('check', CHECK_MS);
-    this.signalsSinceCheck = 0;
   }
 
   private onHealth(runId: number, result: ProbeResult): void {
@@ -294,8 +285,7 @@ class Supervisor {
   private end(exitCode: number, exit: CommandExit): void {
     this.timers.abort();
     this.unwatchChildren();
-    const error = exit.errorCode !== undefined ? spawnErrorMessage(this.command, exit.errorCode) : undefined;
-    this.result = { exitCode, code: exit.code, signal: exit.signal, killed: this.parts.stops.killed, ...(error !== undefined && { error }) };
+    this.result = supervisorResult(this.command, exitCode, exit, this.parts.stops.killed);
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.loop.busy) this.resolveDone(this.result);
   }
