@@ -1,6 +1,6 @@
 import type { SignalName } from '../platform/types.js';
 import { formatDuration } from './format.js';
-import { afterUnhealthy, enterRestart, ending, finish, log } from './outcomes.js';
+import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
 // The stop sequence's decisions: stop signals one, two and three, the stop
@@ -66,10 +66,11 @@ export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Sto
     stopDelayMs: delayMs,
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
-  if (delayMs <= 0) return sendStop({ phase: 'stopping', record: state.record, run: state.run, exit, stop }, facts, out);
+  const record = watchBehind(state.record, signal);
+  if (delayMs <= 0) return sendStop({ phase: 'stopping', record, run: state.run, exit, stop }, facts, out);
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
-  return { phase: 'stop-delay', record: state.record, run: state.run, exit, stop };
+  return { phase: 'stop-delay', record, run: state.run, exit, stop };
 }
 
 /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */

@@ -4,7 +4,7 @@ import { signalNumber } from '../signals.js';
 import { supervisorHandle, supervisorResult } from './api.js';
 import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './api.js';
 import { resolveConfig, type SupervisorConfig } from './config.js';
-import { exitStatus } from './exit-status.js';
+import { exitStatus, isWrapper } from './exit-status.js';
 import { describeExit } from './format.js';
 import type { ForwardFacts } from './forwarder.js';
 import type { ProbeResult } from './health.js';
@@ -220,7 +220,9 @@ class Supervisor {
     }
     this.reap();
     const mayHaveDaemon = this.parts.pm2?.pidFileExists() ?? false;
-    this.apply({ kind: 'command-exit', run: runId, exit, sent: run.sent, treeGone: this.treeGone(), mayHaveDaemon });
+    const wrapper = isWrapper(command && command.pid === run.pid ? command.name : this.command);
+    const treeGone = this.treeGone();
+    this.apply({ kind: 'command-exit', run: runId, exit, sent: run.sent, treeGone, mayHaveDaemon, wrapper });
   }
 
   /** Reaps a batch (its statuses to the machine); true when more wait (another `child` event is queued for them). */

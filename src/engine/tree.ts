@@ -42,7 +42,7 @@ export class ProcessTree {
     private readonly rootPid: number = process.pid,
   ) {}
 
-  /** The command's process as first seen (its start time names it). */
+  /** The command's process as last seen alive (its start time names it). */
   get commandInfo(): ProcessInfo | undefined {
     return this.command;
   }
@@ -109,8 +109,11 @@ export class ProcessTree {
       if (info && info.startTime === startTime) roots.push(info);
     }
     const command = this.command;
+    const now = command && byPid.get(command.pid);
+    // The command as it is now (its name changes with an exec, or npm's title).
+    if (now && isAlive(now) && now.startTime === command.startTime) this.command = now;
     // The session id counts only while its leader is the command seen (alive or unreaped): after that the number names nothing.
-    if (command && command.sid === command.pid && command.sid > 0 && byPid.get(command.pid)?.startTime === command.startTime) {
+    if (command && command.sid === command.pid && command.sid > 0 && now?.startTime === command.startTime) {
       // A process that double-forked out of the command's ancestry but not
       // out of its session (no setsid) is still the command's.
       for (const info of all) {
