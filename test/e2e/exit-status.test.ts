@@ -60,7 +60,10 @@ describe('exit status', () => {
   });
 
   it('sh -c without exec: an app that exits 3 on SIGTERM gives 3; one gsup had to SIGKILL gives 137', async () => {
-    const app = `process.on('SIGTERM', () => (console.log('signal: SIGTERM'), process.exit(3))); console.log('ready (pid: ' + process.pid + ', app)'); setInterval(() => {}, 1e9)`;
+    const app = [
+      "process.on('SIGTERM', () => (console.log('signal: SIGTERM'), process.exit(3)));",
+      "console.log('ready (pid: ' + process.pid + ', app)'); setInterval(() => {}, 1e9)",
+    ].join(' ');
     const three = gsup(['--', 'sh', '-c', `node -e "${app}"; true`]);
     await three.ready('app');
     three.signal('SIGTERM');

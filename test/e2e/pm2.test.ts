@@ -109,7 +109,9 @@ describe('gsup -- pm2 start', () => {
     await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
     const god = pm2.daemonPid()!;
     run.signal('SIGUSR2');
-    const { input: line } = await run.waitForLine(new RegExp(`SIGUSR2 → pm2 God daemon ${god}\\b`), { stream: 'stderr' });
+    const { input: line } = await run.waitForLine(new RegExp(`SIGUSR2 → pm2 God daemon ${god}\\b`), {
+      stream: 'stderr',
+    });
     expect(line).toBe(`[gsup] SIGUSR2 → pm2 God daemon ${god}, which reopens pm2's logs; its apps are not signalled`);
     await waitFor(() => pm2.pm2Log().includes('Reloading logs'), 'pm2 to reopen its logs', 10_000);
     run.signal('SIGTERM');

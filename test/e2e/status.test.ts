@@ -77,9 +77,8 @@ describe('--status-port', () => {
   it('the default schedule: an app healthy at once is ready within about a second of its start, not one interval (30 s)', async () => {
     const [port, appPort] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${appPort}/health`;
-    const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--health-url', url, '--', 'node', fixture('health-app.js')], {
-      env: { PORT: String(appPort) },
-    });
+    const status = ['--status-port', String(port), '--status-host', '127.0.0.1'];
+    const run = gsup([...status, '--health-url', url, '--', 'node', fixture('health-app.js')], { env: { PORT: String(appPort) } });
     await run.ready('health-app');
     const up = performance.now();
     await until(port, '/readyz', 200, 5000);
@@ -94,7 +93,8 @@ describe('--status-port', () => {
     const broken = join(dir, 'broken');
     try {
       const probe = `test ! -e ${broken}`;
-      const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--health-cmd', probe, '--health-interval', '200ms', '--health-retries', '100', '--', 'node', PRINTER]);
+      const checks = ['--health-cmd', probe, '--health-interval', '200ms', '--health-retries', '100'];
+      const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', ...checks, '--', 'node', PRINTER]);
       await run.ready();
       await until(port, '/readyz', 200);
       writeFileSync(broken, '');
@@ -166,7 +166,8 @@ describe('--status-port', () => {
 
   it('/metrics: gsup_tree_processes counts the running tree (a look for the scrape), not 0 until a signal', async () => {
     const port = await freePort();
-    const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sh', '-c', 'echo started; sleep 300 & sleep 300 & wait']);
+    const script = 'echo started; sleep 300 & sleep 300 & wait';
+    const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sh', '-c', script]);
     await run.waitForLine(/^started$/);
     // Each scrape looks at the tree: the first one that comes after the sleeps started counts them.
     let counted = NaN;

@@ -32,7 +32,9 @@ describe('HealthRecord (Docker’s rules)', () => {
   it('failures in the start period do not count; after it they do', () => {
     const record = new HealthRecord({ ...config, startPeriodMs: 40_000 });
     record.reset(1000);
-    for (let at = 1000; at < 41_000; at += 5000) expect(record.record(failed, at)).toEqual({ state: 'starting', counted: false });
+    for (let at = 1000; at < 41_000; at += 5000) {
+      expect(record.record(failed, at)).toEqual({ state: 'starting', counted: false });
+    }
     expect(record.record(failed, 41_000)).toEqual({ state: 'starting', counted: true });
   });
 

@@ -117,7 +117,8 @@ describe('the loop, phase by phase', () => {
     expect(await handle.exited).toEqual({ exitCode: 143, code: null, signal: 'SIGTERM', killed: false });
     expect(lines.some((line) => /stopped in \d+ms: 2 exited by themselves, 0 killed/.test(line))).toBe(true);
     // The command's exit is said once, with its status; the tree's look does not say it again.
-    expect(lines.filter((line) => /\bpid (\d+, )*500\b.*left the tree/.test(line))).toEqual(['[gsup] pid 500 left the tree: the command exited (signal SIGTERM)']);
+    const left = lines.filter((line) => /\bpid (\d+, )*500\b.*left the tree/.test(line));
+    expect(left).toEqual(['[gsup] pid 500 left the tree: the command exited (signal SIGTERM)']);
   });
 
   it('stopping → killing at the kill timeout: SIGKILL until nothing is left, exit 137', async () => {
@@ -326,7 +327,8 @@ describe('the loop, phase by phase', () => {
     await advance(500);
     const summary = lines.findIndex((line) => line.includes('stopped in'));
     expect(summary).toBeGreaterThan(0);
-    expect(lines.slice(summary + 1)).toEqual([expect.stringMatching(/^\[gsup\] command exited with code 1 \(restart 1 of 10\): restarting in /)]);
+    const restart = /^\[gsup\] command exited with code 1 \(restart 1 of 10\): restarting in /;
+    expect(lines.slice(summary + 1)).toEqual([expect.stringMatching(restart)]);
     expect(lines.filter((line) => line.includes('restart 1 of 10'))).toHaveLength(1);
     await advance(1000);
     expect(commands).toHaveLength(2);

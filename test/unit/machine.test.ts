@@ -219,7 +219,8 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
     };
     let state = feed(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' });
     state = feed(state, { kind: 'reaped', exits });
-    state = feed(state, { kind: 'command-exit', run: 1, exit: command, sent: new Set(['SIGTERM']), treeGone: true, mayHaveDaemon: false, wrapper });
+    const sent = new Set(['SIGTERM'] as const);
+    state = feed(state, { kind: 'command-exit', run: 1, exit: command, sent, treeGone: true, mayHaveDaemon: false, wrapper });
     state = feed(state, { kind: 'swept', notYet: 0 });
     if (state.phase !== 'done') throw new Error(`not done: ${state.phase}`);
     return { code: state.exitCode, lines };
@@ -246,7 +247,8 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
   });
 
   it('a wrapper, by the command’s name as last seen (npm’s title), or its path before any look', () => {
-    for (const name of ['sh', 'bash', 'dash', 'npm start', 'npm exec tsx /w', '/usr/bin/npx', 'pnpm', 'yarn']) expect(isWrapper(name), name).toBe(true);
+    const wrappers = ['sh', 'bash', 'dash', 'npm start', 'npm exec tsx /w', '/usr/bin/npx', 'pnpm', 'yarn'];
+    for (const name of wrappers) expect(isWrapper(name), name).toBe(true);
     for (const name of ['node', 'tsx', 'shx', 'npmx', 'sleep', 'pm2', '/bin/shell']) expect(isWrapper(name), name).toBe(false);
   });
 
