@@ -32,9 +32,13 @@ export async function serveStatus(board: StatusBoard, port: number, host: string
       response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
       return;
     }
-    const [status, type, body] = answer((request.url ?? '/').split('?')[0], board);
-    response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
-    response.end(request.method === 'HEAD' ? undefined : body);
+    const path = (request.url ?? '/').split('?')[0];
+    // /metrics: the tree as it is now (a look, off the signal path), not as the last signal found it.
+    void (path === '/metrics' ? board.freshTree() : Promise.resolve()).then(() => {
+      const [status, type, body] = answer(path, board);
+      response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+      response.end(request.method === 'HEAD' ? undefined : body);
+    });
   });
   // A client gone before the answer is written (pipelined requests, then a close): the write meets EPIPE,
   // and the kernel raises SIGPIPE in gsup. That one is gsup's own, never forwarded to the app.

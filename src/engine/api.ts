@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { ConfigOptions } from './config.js';
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
-import type { SpawnedCommand, SpawnFunction } from './spawn.js';
+import { spawnErrorMessage } from './exit-status.js';
+import type { CommandExit, SpawnedCommand, SpawnFunction } from './spawn.js';
 import type { StatusBoard } from './status-board.js';
 
 // What `supervise()` takes and gives.
@@ -51,6 +52,12 @@ export interface SupervisorHandle {
   /** Start the stop sequence (SIGTERM by default) and wait for the end. */
   stop(signal?: SignalName): Promise<SupervisorResult>;
   readonly exited: Promise<SupervisorResult>;
+}
+
+/** What a supervision ends with: gsup's status, the command's own, and why it could not start (if so). */
+export function supervisorResult(command: string, exitCode: number, exit: CommandExit, killed = false): SupervisorResult {
+  const result: SupervisorResult = { exitCode, code: exit.code, signal: exit.signal, killed };
+  return exit.errorCode !== undefined ? { ...result, error: spawnErrorMessage(command, exit.errorCode) } : result;
 }
 
 /** The handle of a supervision: its current run's pid and output, and a way to signal or stop it. */

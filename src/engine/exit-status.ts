@@ -27,3 +27,12 @@ export function spawnErrorMessage(command: string, errorCode: string): string {
   if (spawnErrorStatus(errorCode) === EXIT_NOT_EXECUTABLE) return `${command}: permission denied (not executable)`;
   return `${command}: cannot start (${errorCode})`;
 }
+
+// Shells and package managers (npm's title: `npm start`, `npm exec tsx …`): they run the app as a child.
+const WRAPPER = /^(sh|bash|dash|ash|zsh|ksh|mksh|npm|npx|pnpm|pnpx|yarn)$/;
+
+/** Is this process name (or command) a wrapper's? Its death of a stop signal then says nothing of the app. */
+export function isWrapper(name: string): boolean {
+  const [first] = name.split(' ');
+  return WRAPPER.test(first.slice(first.lastIndexOf('/') + 1));
+}

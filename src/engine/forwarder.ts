@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { Platform, SignalName } from '../platform/index.js';
 import { send } from './deliver.js';
-import { describeTarget } from './format.js';
+import { describeSignal, describeTarget } from './format.js';
 import { describeTargets, restrictTargets, roots, type Target, type TargetMode } from './plan.js';
 import type { Pm2Manager, Pm2Route, Pm2Supervision } from './pm2.js';
 import type { ScanScheduler } from './scans.js';
@@ -23,6 +23,9 @@ export interface ForwardFacts {
   readonly nodeChildren: ReadonlySet<number>;
 }
 
+/** Job control (gsup stops itself after), and the signal a rule rewrote into this one (for the log). */
+export type ForwardHow = { suspend?: boolean; received?: SignalName };
+
 /**
  * Forwarded signals (all but the stop signals): a plan, then one delivery.
  * The command's group gets the signal at once with one kill(-pgid) and no
@@ -31,7 +34,8 @@ export interface ForwardFacts {
  * signal waiting for the tree twice is delivered once.
  */
 export class Forwarder {
-  private readonly pending = new Map<SignalName, number | undefined>();
+  /** Signals waiting for a look: the group each went to at once (if any), and the signal received for it. */
+  private readonly pending = new Map<SignalName, { group: number | undefined; received: SignalName | undefined }>();
   /** Signals after whose delivery gsup stops itself (Ctrl+Z and its kin, rewritten or not). */
   private readonly suspendAfter = new Set<SignalName>();
   private rootsVerdict = { at: -Infinity, possible: true };
@@ -48,9 +52,11 @@ export class Forwarder {
   /**
    * `suspend`: job control; once the signal is out (or none, if a rule
    * dropped it), gsup stops itself too, so the shell sees the job stopped.
+   * `received`: the signal a rule rewrote into this one, for the log.
    * Returns the group signalled at once (the rest follows a look), if any.
    */
-  forward(signal: SignalName | null, facts: ForwardFacts, { suspend = false } = {}): number | undefined {
+  forward(signal: SignalName | null, facts: ForwardFacts, how: ForwardHow = {}): number | undefined {
+    const { suspend = false, received } = how;
     if (signal === null) {
       if (suspend) this.suspendSelf?.();
       return undefined;
@@ -60,9 +66,12 @@ export class Forwarder {
     let group = this.commandGroup(signal, facts);
     // No such group yet (setsid -c has still to run) or any more: the look at the tree finds its members.
     if (group !== undefined && !this.platform.kill(-group, signal)) group = undefined;
-    if (group !== undefined && this.logger.enabled('info')) this.logger.info('forward', `${signal} → group ${group}`, { signal, targets: [{ pgid: group }] });
+    if (group !== undefined && this.logger.enabled('info')) {
+      const said = describeSignal(signal, received);
+      this.logger.info('forward', `${said} → group ${group}`, { signal, received, targets: [{ pgid: group }] });
+    }
     if (this.pending.has(signal)) return group;
-    this.pending.set(signal, group);
+    this.pending.set(signal, { group, received });
     if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest, facts);
     else if (group === undefined || this.otherRootsPossible(facts)) this.scans.request();
     else this.deliverPending(undefined, facts);
@@ -72,16 +81,20 @@ export class Forwarder {
   /** A fresh look at the tree: what waited for it goes out now. Returns what was sent, signal by signal. */
   deliverPending(snapshot: TreeSnapshot | undefined, facts: ForwardFacts): Array<{ signal: SignalName; targets: Target[] }> {
     const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
-    for (const [signal, group] of this.pending) {
+    for (const [signal, { group, received }] of this.pending) {
       this.pending.delete(signal);
       const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
+      const said = describeSignal(signal, received);
       if (targets.length > 0) {
         send(this.platform, targets, signal);
         sent.push({ signal, targets });
-        this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
-      } else if (group === undefined) this.logger.info('forward', `${signal}: no process to forward to`, { signal, targets: [] });
-      if (route) this.pm2?.announce(route, signal); // after the send: it reads command lines
+        const fields = { signal, received, targets: targets.map(describeTarget) };
+        this.logger.info('forward', `${said} → ${describeTargets(targets)}`, fields);
+      } else if (group === undefined) {
+        this.logger.info('forward', `${said}: no process to forward to`, { signal, received, targets: [] });
+      }
+      if (route) this.pm2?.announce(route, signal, { received }); // after the send: it reads command lines
       if (this.suspendAfter.delete(signal)) this.suspendSelf?.();
     }
     return sent;

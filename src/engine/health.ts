@@ -9,7 +9,7 @@ import { countEpipe } from '../platform/sigpipe.js';
 export interface HealthConfig {
   /** Healthy when it exits 0 within the timeout (`sh -c`, a process group of its own). */
   cmd?: string;
-  /** Healthy on a 2xx answer within the timeout. */
+  /** Healthy on a 200–399 answer within the timeout (Kubernetes' httpGet); a redirect is not followed. */
   url?: string;
   /** A heartbeat file the app touches: healthy while its mtime is younger than `maxAgeMs`. */
   file?: string;
@@ -99,7 +99,7 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
   });
 }
 
-/** GET the URL (no connection kept): healthy on 2xx. */
+/** GET the URL (no connection kept): healthy on 200–399 (Kubernetes' httpGet); a redirect is an answer, not followed. */
 async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Promise<ProbeResult> {
   const { get } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
   return new Promise((done) => {
@@ -107,7 +107,7 @@ async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Pro
       // The status is the answer: the body is not read (an endless one would keep the socket).
       response.destroy();
       const status = response.statusCode ?? 0;
-      done(status >= 200 && status < 300 ? { ok: true, detail: `HTTP ${status}` } : { ok: false, detail: `HTTP ${status}` });
+      done({ ok: status >= 200 && status < 400, detail: `HTTP ${status}` });
     });
     request.once('error', (error) => {
       countEpipe(error); // a SIGPIPE of gsup's own (the request written to a server gone): never forwarded
@@ -140,17 +140,26 @@ export async function probeAll(config: HealthConfig, context: ProbeContext, abor
   return failed.length === 0 ? { ok: true, detail: all.map((result) => result.detail).join('; ') } : { ok: false, detail: failed.map((result) => result.detail).join('; ') };
 }
 
-export type HealthState = 'starting' | 'healthy' | 'unhealthy';
+/** `failing`: it passed, and then failed fewer than `retries` times in a row (not ready; not stopped yet). */
+export type HealthState = 'starting' | 'healthy' | 'failing' | 'unhealthy';
+
+// The first check of a run comes this soon at most: an app that is up at once is ready within about a second.
+const FIRST_CHECK_MS = 1000;
 
 /**
  * Docker's rules over probe results: failures in the start period do not
  * count (a success ends it); `retries` failures in a row make it unhealthy.
+ * And readiness's: until the first pass of a run, checks come every start
+ * interval (the first within a second), and no failure counts before
+ * Docker's own first check would have come (one interval): a healthy app is
+ * ready within seconds, a slow one is given what Docker gives it.
  */
 export class HealthRecord {
   state: HealthState = 'starting';
   failures = 0;
   private startedAt = 0;
   private started = false;
+  private checked = false;
 
   constructor(private readonly config: HealthConfig) {}
 
@@ -160,26 +169,34 @@ export class HealthRecord {
     this.failures = 0;
     this.startedAt = now;
     this.started = false;
+    this.checked = false;
   }
 
-  /** The time to the next round: the start interval while still starting inside the start period, else the interval. */
+  /** No pass yet, inside the start period or the first interval: failures do not count, checks come sooner. */
+  private starting(now: number): boolean {
+    return !this.started && now - this.startedAt < Math.max(this.config.startPeriodMs, this.config.intervalMs);
+  }
+
+  /** The time to the next round: the first soon, then the start interval while starting, else the interval. */
   nextIntervalMs(now: number): number {
-    const starting = this.state === 'starting' && now - this.startedAt < this.config.startPeriodMs;
-    return starting ? Math.min(this.config.startIntervalMs, this.config.intervalMs) : this.config.intervalMs;
+    const soon = Math.min(this.config.startIntervalMs, this.config.intervalMs);
+    if (!this.checked) return Math.min(FIRST_CHECK_MS, soon);
+    return this.starting(now) ? soon : this.config.intervalMs;
   }
 
   /** Counts one result; returns the state it leads to, and whether the failure counted. */
   record(result: ProbeResult, now: number): { state: HealthState; counted: boolean } {
+    this.checked = true;
     if (result.ok) {
       this.started = true;
       this.failures = 0;
       this.state = 'healthy';
       return { state: this.state, counted: false };
     }
-    const inStartPeriod = !this.started && now - this.startedAt < this.config.startPeriodMs;
-    if (inStartPeriod) return { state: this.state, counted: false };
+    if (this.starting(now)) return { state: this.state, counted: false };
     this.failures++;
     if (this.failures >= this.config.retries) this.state = 'unhealthy';
+    else if (this.state === 'healthy') this.state = 'failing';
     return { state: this.state, counted: true };
   }
 }
@@ -239,21 +256,25 @@ export class HealthChecks {
     this.inFlight = undefined;
   }
 
-  /** Counts a result and logs it; returns the state it leads to. */
+  /** Counts a result and logs it (a change of state at the default level); returns the state it leads to. */
   judge(result: ProbeResult, now: number): HealthState {
     const before = this.record.state;
     const { state, counted } = this.record.record(result, now);
     const { retries } = this.config;
-    if (result.ok) this.logger.info('health-ok', `health check passed (${result.detail})`, { detail: result.detail });
+    const { detail } = result;
+    if (result.ok) this.logger.info('health-ok', `health check passed (${detail})`, { detail });
     else {
       const count = counted ? `${this.record.failures} of ${retries}` : 'in the start period, not counted';
-      this.logger.info('health-failed', `health check failed (${count}): ${result.detail}`, { detail: result.detail, failures: this.record.failures });
+      // The first failure after a pass makes it not ready: a change of state.
+      const failing = state === 'failing' && before === 'healthy';
+      const message = `health check failed (${count}): ${detail}${failing ? '; not ready until a check passes' : ''}`;
+      this.logger.log(failing ? 'notice' : 'info', 'health-failed', message, { detail, failures: this.record.failures });
     }
-    if (state === 'healthy' && before !== 'healthy') this.logger.notice('healthy', `command is healthy (${result.detail})`, { detail: result.detail });
+    if (state === 'healthy' && before !== 'healthy') this.logger.notice('healthy', `command is healthy (${detail})`, { detail });
     if (state === 'unhealthy') {
-      this.logger.warn('unhealthy', `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${result.detail}`, {
+      this.logger.warn('unhealthy', `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${detail}`, {
         failures: this.record.failures,
-        error: result.detail,
+        error: detail,
       });
     }
     return state;

@@ -3,6 +3,7 @@ import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
 import { describeExit, formatDuration } from './format.js';
 import { onExitAction } from './on-exit.js';
 import { done, ending, enterRestart, exitCode, finish, log, planOf, spawn } from './outcomes.js';
+import { behindWrapper, sumBehind } from './outcomes.js';
 import { decideRestart } from './restart.js';
 import type { CommandExit } from './spawn.js';
 import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
@@ -39,8 +40,7 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'command-exit':
       return commandExit(state, input, facts, out);
     case 'reaped':
-      // Staying for daemons (`auto`), the last one's status becomes gsup's.
-      return input.exits.length > 0 && state.record.stayed ? { ...state, record: { ...state.record, daemonExit: input.exits[input.exits.length - 1] } } : state;
+      return reaped(state, input.exits, facts);
     case 'child-gone':
       return childGone(state, input.treeGone, facts, out);
     case 'looked':
@@ -68,8 +68,11 @@ function commandExit(state: State, input: Extract<Input, { kind: 'command-exit' 
   if (state.phase === 'starting' || state.phase === 'done' || input.run !== state.run.id) return state;
   const { exit } = input;
   if (exit.errorCode !== undefined) return finish({ phase: 'ending', record: state.record, run: state.run, exit }, out);
-  if (state.phase === 'ending') return finish({ ...state, exit }, out);
-  if (state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing') return childGone({ ...state, exit }, input.treeGone, facts, out);
+  const { behind } = state.record;
+  const record = behind ? { ...state.record, behind: { ...behind, wrapper: input.wrapper } } : state.record;
+  if (state.phase === 'ending') return finish({ ...state, record, exit }, out);
+  const stopping = state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing';
+  if (stopping) return childGone({ ...state, record, exit }, input.treeGone, facts, out);
   if (state.phase !== 'running') return childGone(state, input.treeGone, facts, out);
   const decision = decideRestart(state.record.restarts, facts.config, exit, facts.now - state.run.startedAt, input.sent);
   const restart = planOf(decision.decision, facts);
@@ -87,7 +90,9 @@ function afterExit(state: In<'exited'>, leftovers: ProcessInfo[], commandPgid: n
   const { exit, restart } = state;
   if (restart) {
     if (leftovers.length === 0) return enterRestart(state, restart, out);
-    return beginStop(state, newStop('SIGTERM', 'restart', 'gsup', restart), `command ${restart.reason}, leaving ${leftovers.length} process(es)`, 0, facts, out);
+    // The restart's own line (with its count) follows the stop: this one says only why the stop comes first.
+    const reason = `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es), before its restart`;
+    return beginStop(state, newStop('SIGTERM', 'restart', 'gsup', restart), reason, 0, facts, out);
   }
   const action = onExitAction(facts.config.onExit, exitStatus(exit, [], facts.signalNumber), leftovers, commandPgid);
   if (action === 'exit') return finish(ending(state), out);
@@ -102,6 +107,18 @@ function afterExit(state: In<'exited'>, leftovers: ProcessInfo[], commandPgid: n
 }
 
 // ── the tree, children, timers, health ────────────────────────────────────
+
+/**
+ * Exits gsup reaped. Staying for daemons (`auto`), the last one's status
+ * becomes gsup's; since a stop began, they say what ran behind the command.
+ */
+function reaped(state: State, exits: readonly CommandExit[], facts: Facts): State {
+  if (exits.length === 0) return state;
+  let { record } = state;
+  if (record.stayed) record = { ...record, daemonExit: exits[exits.length - 1] };
+  if (record.behind) record = { ...record, behind: sumBehind(record.behind, exits, facts) };
+  return record === state.record ? state : { ...state, record };
+}
 
 /** A child of gsup is gone: end the wait of a stop or for daemons if that was the last, else look sooner. */
 function childGone(state: State, treeGone: boolean, facts: Facts, out: Out): State {
@@ -185,8 +202,17 @@ function swept(state: State, notYet: number, facts: Facts, out: Out): State {
     out.push({ kind: 'set-timer', name: 'finish', ms: SWEEP_MS });
     return { ...state, record: { ...state.record, sweeps: state.record.sweeps + 1 } };
   }
-  // Having stayed for daemons, the last one's status; else the command's.
-  const exit = state.record.daemonExit ?? state.exit;
+  // Having stayed for daemons, the last one's status; behind a wrapper that died of the stop signal, what it
+  // ran; else the command's.
+  const behind = state.record.daemonExit ? undefined : behindWrapper(state.record.behind, state.exit, facts);
+  if (behind) {
+    const died = `the command died of ${describeExit(state.exit)}, as a wrapper does when it passes the stop on`;
+    log(out, 'info', 'status-behind', `${died}; what it ran exited (${describeExit(behind)}): gsup exits with that`, {
+      code: behind.code,
+      signal: behind.signal,
+    });
+  }
+  const exit = state.record.daemonExit ?? behind ?? state.exit;
   return done(state.record, exit, exitCode(state.record, exit, facts), out);
 }
 

@@ -2,7 +2,8 @@ import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
 import { formatDuration } from './format.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { CommandExit } from './spawn.js';
-import type { Facts, In, LogLevel, Out, Record, RestartPlan, Run, State } from './state.js';
+import type { SignalName } from '../platform/types.js';
+import type { Behind, Facts, In, LogLevel, Out, Record, RestartPlan, Run, State } from './state.js';
 
 // Decisions shared by the phases: a new run, a restart, and the end.
 
@@ -16,7 +17,7 @@ export function log(out: Out, level: LogLevel, event: string, message: string, f
 export function spawn(record: Record, facts: Facts, out: Out): State {
   const run: Run = { id: record.runs + 1, startedAt: facts.now };
   out.push({ kind: 'spawn', run: run.id });
-  return { phase: 'running', record: { ...record, runs: run.id }, run };
+  return { phase: 'running', record: { ...record, runs: run.id, behind: undefined }, run };
 }
 
 export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | undefined {
@@ -62,4 +63,34 @@ export function exitCode(record: Record, exit: CommandExit, facts: Facts): numbe
 export function done(record: Record, exit: CommandExit, code: number, out: Out): State {
   out.push({ kind: 'exit', exitCode: code, exit });
   return { phase: 'done', record, exitCode: code, exit };
+}
+
+/** A stop begins: from now on what gsup reaps is summed up (see Behind). */
+export function watchBehind(record: Record, signal: SignalName): Record {
+  return { ...record, behind: { signal, wrapper: false, zero: false, failure: undefined } };
+}
+
+/** Exits gsup reaped during the stop: 0, a death of the stop signal (what the wrapper did too), or a failure. */
+export function sumBehind(behind: Behind, exits: readonly CommandExit[], facts: Facts): Behind {
+  let { zero, failure } = behind;
+  for (const exit of exits) {
+    if (exit.code === 0) zero = true;
+    else if (!diedOf(exit, behind.signal, facts)) failure = exit;
+  }
+  return { ...behind, zero, failure };
+}
+
+/** Of that signal, or 128+N for it (a shell that passes it on says so). */
+function diedOf(exit: CommandExit, signal: SignalName, facts: Facts): boolean {
+  return exit.signal === signal || exit.code === 128 + facts.signalNumber(signal);
+}
+
+/**
+ * The status behind a wrapper that died of the stop signal: the last
+ * failure gsup reaped, else 0 when something exited 0; undefined when the
+ * command's own status stands.
+ */
+export function behindWrapper(behind: Behind | undefined, exit: CommandExit, facts: Facts): CommandExit | undefined {
+  if (!behind?.wrapper || !diedOf(exit, behind.signal, facts)) return undefined;
+  return behind.failure ?? (behind.zero ? { code: 0, signal: null } : undefined);
 }

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
+import { describePm2Effect, describeSignal } from './format.js';
 import { processKey, restrictTargets, type Target } from './plan.js';
 import { readSmallRegularFile } from '../platform/small-file.js';
-import { executable, onPath } from '../platform/which.js';
+import { findPm2Cli } from './pm2-cli.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
 /**
@@ -16,6 +17,8 @@ import type { ProcessTree, TreeSnapshot } from './tree.js';
  * pm2), and pm2 restarts an app signalled behind its back. So signals go to
  * the manager alone, and a stop goes through pm2 itself.
  */
+export { findPm2Cli };
+
 export interface Pm2Manager {
   info: ProcessInfo;
   kind: 'daemon' | 'runtime';
@@ -28,6 +31,9 @@ const RUNTIME = /(^|[/\s])(pm2-runtime|pm2-docker)(\s|$)/;
 const CLI = /^(\S*\/)?(node\S*\s+(\S*\/)?)?pm2(\s|$)/;
 // A pid file larger than this is no pm2 pid file.
 const PID_FILE_MAX = 64;
+// A daemon not the tree's is left alone; the hint, when `pm2 start` handed it the apps gsup was to supervise.
+const NOT_OURS = 'never signalled nor waited for';
+const NOT_OURS_HINT = ': its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)';
 // The pm2 CLIs whose lives are remembered (the newest).
 const CLIS_KEPT = 32;
 
@@ -169,7 +175,10 @@ export class Pm2Supervision {
       const key = `${pid}:${info.startTime}`;
       if (!this.warned.has(key)) {
         this.warned.add(key);
-        this.logger.info('pm2-not-ours', `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; never signalled`, { pid, home, reason: why });
+        // A pm2 CLI of the tree ran: its apps went to that daemon, and gsup may end at once. Said by default then.
+        const [level, hint] = this.clis.size > 0 ? (['warn', NOT_OURS_HINT] as const) : (['info', ''] as const);
+        const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; ${NOT_OURS}${hint}`;
+        this.logger.log(level, 'pm2-not-ours', message, { pid, home, reason: why });
       }
       return undefined;
     }
@@ -221,19 +230,18 @@ export class Pm2Supervision {
     return { targets: routed, pm2Kill, managed, runs };
   }
 
-  /** At -v: what each manager was sent (those in `sent`; all by default), and what it stops or signals. */
-  announce(route: Pm2Route, signal: SignalName, sent?: (manager: Pm2Manager) => boolean): void {
+  /** At -v: what each manager was sent (those in `sent`; all by default), and what it does with it. */
+  announce(route: Pm2Route, signal: SignalName, how: AnnounceHow): void {
     if (!this.logger.enabled('info')) return;
     for (const [manager, apps] of route.runs) {
-      if (sent && !sent(manager)) continue;
+      if (how.sent && !how.sent(manager)) continue;
       const pm2Kill = route.pm2Kill.includes(manager);
-      this.logger.info(
-        'pm2-forward',
-        `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
-          (pm2Kill ? ' (pm2 kill)' : '') +
-          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
-        { pid: manager.info.pid, signal, apps, pm2Kill },
-      );
+      const kind = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
+      const to = `pm2 ${kind} ${manager.info.pid}${pm2Kill ? ' (pm2 kill)' : ''}`;
+      const named = apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`);
+      const effect = describePm2Effect(signal, pm2Kill, named);
+      const fields = { pid: manager.info.pid, signal, apps, pm2Kill };
+      this.logger.info('pm2-forward', `${describeSignal(signal, how.received)} → ${to}${effect}`, fields);
     }
   }
 
@@ -256,6 +264,9 @@ export class Pm2Supervision {
   }
 }
 
+/** Which managers were sent the signal (all by default), and the signal a rule rewrote into it. */
+type AnnounceHow = { sent?: (manager: Pm2Manager) => boolean; received?: SignalName };
+
 export interface Pm2Route {
   targets: Target[];
   /** God daemons to stop with `pm2 kill`. */
@@ -264,36 +275,4 @@ export interface Pm2Route {
   managed: Set<number>;
   /** Each manager and the pids it runs. */
   runs: Map<Pm2Manager, number[]>;
-}
-
-/**
- * The pm2 CLI that goes with the command: beside a `pm2`/`pm2-runtime` the
- * command names, else `pm2` on PATH, else the project's node_modules/.bin.
- */
-export function findPm2Cli(command: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  const candidates: string[] = [];
-  if (/^pm2(-runtime|-docker|-dev)?$/.test(basename(command))) {
-    const path = onPath(command, env, cwd);
-    if (path) {
-      candidates.push(join(dirname(path), 'pm2'));
-      try {
-        candidates.push(join(dirname(realpathSync(path)), 'pm2'));
-      } catch {
-        // a dangling link: the other candidates remain
-      }
-    }
-  }
-  const fromPath = onPath('pm2', env, cwd);
-  if (fromPath) candidates.push(fromPath);
-  candidates.push(join(cwd, 'node_modules', '.bin', 'pm2'));
-  for (const candidate of candidates) {
-    if (executable(candidate)) {
-      try {
-        return realpathSync(candidate);
-      } catch {
-        continue;
-      }
-    }
-  }
-  return undefined;
 }

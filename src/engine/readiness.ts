@@ -7,15 +7,17 @@ export type Readiness = { ready: true } | { ready: false; reason: NotReady };
 
 /**
  * Ready while the command runs (or the daemons it handed over to), its
- * health checks (if any) have passed since this run started, and no stop or
- * restart is under way. Not ready from the moment a stop signal arrives,
- * before any stop delay, so a load balancer drains first.
+ * health checks (if any) have passed since this run started and the last
+ * one passed, and no stop or restart is under way. Not ready from the
+ * moment a stop signal arrives, before any stop delay, so a load balancer
+ * drains first.
  */
 export function readiness(state: State, health: HealthState | undefined): Readiness {
   switch (state.phase) {
     case 'running':
     case 'daemons':
-      if (health === 'unhealthy') return { ready: false, reason: 'unhealthy' };
+      // Failing: a check failed since the last pass; not stopped before the retries run out, but not ready either.
+      if (health === 'unhealthy' || health === 'failing') return { ready: false, reason: 'unhealthy' };
       if (health === 'starting') return { ready: false, reason: 'starting' };
       return { ready: true };
     case 'starting':

@@ -64,8 +64,25 @@ export interface Record {
   /** gsup stayed for daemons (`auto`): the last one reaped gives gsup its status. */
   readonly stayed: boolean;
   readonly daemonExit: CommandExit | undefined;
+  /** What gsup reaped of the tree since the last stop began (none before one): the status behind a wrapper. */
+  readonly behind: Behind | undefined;
   /** Final sweeps for zombies whose threads are still exiting. */
   readonly sweeps: number;
+}
+
+/**
+ * The processes gsup reaped during a stop, summed up for a command that is a
+ * wrapper (a shell, npm): one that dies of the stop signal it passed on says
+ * nothing of the app behind it, whose status gsup, reaping it, knows.
+ */
+export interface Behind {
+  readonly signal: SignalName;
+  /** The command, as last seen, was a shell or a package manager. */
+  readonly wrapper: boolean;
+  /** Some exited 0. */
+  readonly zero: boolean;
+  /** The last that failed: a code other than 0, or a signal other than the stop's (SIGKILL). */
+  readonly failure: CommandExit | undefined;
 }
 
 /** A phase of the stop sequence: the command may have exited meanwhile. */
@@ -97,7 +114,16 @@ export type In<P extends Phase> = Extract<State, { phase: P }>;
 export type Input =
   | { kind: 'start'; stopFirst: SignalName | undefined }
   | { kind: 'stop-signal'; signal: SignalName; reason: string }
-  | { kind: 'command-exit'; run: number; exit: CommandExit; sent: ReadonlySet<SignalName>; treeGone: boolean; mayHaveDaemon: boolean }
+  | {
+      kind: 'command-exit';
+      run: number;
+      exit: CommandExit;
+      sent: ReadonlySet<SignalName>;
+      treeGone: boolean;
+      mayHaveDaemon: boolean;
+      /** The command, as last seen, is a shell or a package manager (see Behind). */
+      wrapper: boolean;
+    }
   | { kind: 'reaped'; exits: readonly CommandExit[] }
   | { kind: 'child-gone'; treeGone: boolean }
   | { kind: 'looked'; alive: ProcessInfo[]; commandPgid: number | undefined }
@@ -138,6 +164,15 @@ export type Effect =
 export type Out = Effect[];
 
 export function initialState(): State {
-  const record: Record = { runs: 0, faults: 0, restarts: firstRestartState(), unhealthyExit: false, stayed: false, daemonExit: undefined, sweeps: 0 };
+  const record: Record = {
+    runs: 0,
+    faults: 0,
+    restarts: firstRestartState(),
+    unhealthyExit: false,
+    stayed: false,
+    daemonExit: undefined,
+    behind: undefined,
+    sweeps: 0,
+  };
   return { phase: 'starting', record };
 }

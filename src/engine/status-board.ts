@@ -14,6 +14,10 @@ export class StatusBoard {
   restarts = 0;
   lastExitCode: number | undefined;
   treeProcesses = 0;
+  /** Set by the shell: a look at the tree now (off the signal path); false when none will come (the end). */
+  lookAtTree?: () => boolean;
+  private treeLookedAt = -Infinity;
+  private readonly treeWaiters = new Set<() => void>();
   lastStopSeconds: number | undefined;
   readonly healthChecks = { pass: 0, fail: 0 };
   readonly forwarded = new Map<SignalName, number>();
@@ -23,6 +27,31 @@ export class StatusBoard {
     this.readiness = readiness(state, health);
     this.restarts = Math.max(0, state.record.runs - 1);
     this.commandUp = commandUp;
+  }
+
+  /** A look at the tree, published: how many of it are alive. */
+  treeLooked(alive: number): void {
+    this.treeProcesses = alive;
+    this.treeLookedAt = performance.now();
+    for (const waiter of this.treeWaiters) waiter();
+  }
+
+  /**
+   * Before a scrape: looks happen only when gsup needs one (a signal, a
+   * stop), so a running app's tree is looked at now, unless the last look is
+   * younger than `maxAgeMs`; waited for `timeoutMs` at most.
+   */
+  async freshTree(maxAgeMs = 1000, timeoutMs = 1000): Promise<void> {
+    if (performance.now() - this.treeLookedAt <= maxAgeMs || !this.lookAtTree?.()) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.treeWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.treeWaiters.add(done);
+    });
   }
 
   stopTook(ms: number): void {
@@ -48,7 +77,7 @@ export class StatusBoard {
       ['{result="fail"}', this.healthChecks.fail],
     ]);
     metric('gsup_last_exit_code', 'gauge', "The exit status of the command's last run (absent before the first exit).", this.lastExitCode === undefined ? [] : [['', this.lastExitCode]]);
-    metric('gsup_tree_processes', 'gauge', 'Processes of the tree alive at the last look.', [['', this.treeProcesses]]);
+    metric('gsup_tree_processes', 'gauge', 'Processes of the tree alive (looked at for each scrape, at most a second old).', [['', this.treeProcesses]]);
     metric('gsup_signals_forwarded_total', 'counter', 'Signals gsup forwarded to the tree, by signal.', [...this.forwarded].map(([signal, count]) => [`{signal="${signal}"}`, count]));
     metric('gsup_stop_duration_seconds', 'gauge', 'How long the last stop took (absent before the first stop).', this.lastStopSeconds === undefined ? [] : [['', this.lastStopSeconds]]);
     return `${lines.join('\n')}\n`;

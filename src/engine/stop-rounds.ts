@@ -58,7 +58,7 @@ export class StopRounds {
     const pm2 = this.pm2;
     if (pm2) for (const manager of pm2Kill) this.children.spawnHelper(() => pm2.kill(manager, (pid) => this.children.helperExited(pid)));
     // Said after the sends (forward first, log after): it reads command lines.
-    if (sent.size > 0) pm2?.announce(route, signal, (manager) => sent.has(manager.info.pid));
+    if (sent.size > 0) pm2?.announce(route, signal, { sent: (manager) => sent.has(manager.info.pid) });
     return sentSignals;
   }
 

@@ -1,6 +1,6 @@
 import type { SignalName } from '../platform/types.js';
 import { formatDuration } from './format.js';
-import { afterUnhealthy, enterRestart, ending, finish, log } from './outcomes.js';
+import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
 // The stop sequence's decisions: stop signals one, two and three, the stop
@@ -79,22 +79,25 @@ function stopSignalAgain(state: In<'stopping'>, signal: SignalName, reason: stri
   return { ...state, stop: { ...stop, again: signal } };
 }
 
-/** 1. The stop delay (if any), then the stop signal. */
+/** 1. The stop delay (if any), then the stop signal: one line says both, in that order. */
 export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Stop, reason: string, delayMs: number, facts: Facts, out: Out): State {
   const { killTimeout } = facts.config;
   out.push({ kind: 'begin-stop' }, { kind: 'pause-health' });
-  log(out, 'notice', 'stop', `${reason}: stopping the tree with ${stop.signal} (kill timeout ${formatDuration(killTimeout)})`, {
+  const { signal } = stop;
+  const waiting = `waiting ${formatDuration(delayMs)} before forwarding ${signal} to the tree`;
+  const plan = delayMs > 0 ? waiting : `stopping the tree with ${signal}`;
+  log(out, 'notice', 'stop', `${reason}: ${plan} (kill timeout ${formatDuration(killTimeout)})`, {
     signal: stop.signal,
     reason,
     killTimeoutMs: killTimeout,
     stopDelayMs: delayMs,
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
-  if (delayMs <= 0) return sendStop({ phase: 'stopping', record: state.record, run: state.run, exit, stop }, facts, out);
-  log(out, 'notice', 'stop-delay', `waiting ${formatDuration(delayMs)} before forwarding ${stop.signal}`, { delayMs });
+  const record = watchBehind(state.record, signal);
+  if (delayMs <= 0) return sendStop({ phase: 'stopping', record, run: state.run, exit, stop }, facts, out);
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
-  return { phase: 'stop-delay', record: state.record, run: state.run, exit, stop };
+  return { phase: 'stop-delay', record, run: state.run, exit, stop };
 }
 
 /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */

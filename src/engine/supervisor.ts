@@ -1,14 +1,15 @@
 import { silentLogger, type Logger } from '../log.js';
 import { currentPlatform, type Platform, type SignalName } from '../platform/index.js';
 import { signalNumber } from '../signals.js';
-import { supervisorHandle, type SuperviseOptions, type SupervisorHandle, type SupervisorResult } from './api.js';
+import { supervisorHandle, supervisorResult } from './api.js';
+import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './api.js';
 import { resolveConfig, type SupervisorConfig } from './config.js';
-import { exitStatus, spawnErrorMessage } from './exit-status.js';
+import { exitStatus, isWrapper } from './exit-status.js';
 import { describeExit } from './format.js';
 import type { ForwardFacts } from './forwarder.js';
 import type { ProbeResult } from './health.js';
 import { SignalIntake } from './intake.js';
-import { initialState, step, type Effect, type Input, type MachineConfig, type State } from './machine.js';
+import { initialState, step, type Effect, type Input, type MachineConfig, type Phase, type State } from './machine.js';
 import { runsPm2Cli, type Pm2Manager } from './pm2.js';
 import { EventLoop, messageOf } from './event-loop.js';
 import { EventQueue, type EngineEvent } from './queue.js';
@@ -16,6 +17,7 @@ import { notStarted, spawnRun, startDirectory, type CommandRun } from './run.js'
 import type { CommandExit } from './spawn.js';
 import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
 import { Timers } from './timers.js';
+import { LostChildWatch } from './lost-child.js';
 import { logTreeChanges, type TreeSnapshot } from './tree.js';
 import { wire, type Parts } from './wiring.js';
 
@@ -26,12 +28,10 @@ export function supervise(command: string, args: readonly string[] = [], options
   return new Supervisor(command, [...args], options).handle;
 }
 
+// Once a stop's summary is out (or between runs), it has said who left: no tree lines then.
+const QUIET_PHASES: ReadonlySet<Phase> = new Set(['ending', 'done', 'restarting']);
 // Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
 const PROBE_SIGNAL: SignalName = 'SIGURG';
-// While signals flood in (this many since the last check), the command's state is checked this
-// often: a full signal pipe drops SIGCHLD too, and its exit must never go unnoticed.
-const FLOOD_SIGNALS = 64;
-const CHECK_MS = 50;
 
 /**
  * The shell around the machine (machine.ts): it turns what happens (signals,
@@ -50,6 +50,7 @@ class Supervisor {
   private readonly intake: SignalIntake;
   private readonly queue: EventQueue;
   private readonly timers = new Timers((name) => this.queue.push({ kind: 'timer', name }));
+  private readonly lostChild: LostChildWatch;
   /** What acts on the world: the tree and its looks, gsup's children, forwards, stop rounds, pm2, probes. */
   private readonly parts: Parts;
   private run: CommandRun = notStarted();
@@ -59,7 +60,6 @@ class Supervisor {
   private ownPgid = -1;
   /** The argv prefix that gives each run gsup's terminal (setsid -c), when gsup handed it over. */
   private terminal?: string[];
-  private signalsSinceCheck = 0;
   private readonly inputs: Input[] = [];
   private readonly loop: EventLoop;
   private result: SupervisorResult = { exitCode: 125, code: null, signal: null, killed: false };
@@ -82,6 +82,7 @@ class Supervisor {
     const fault = (error: unknown) => this.apply({ kind: 'fault', message: messageOf(error) });
     this.loop = new EventLoop(this.queue, (event) => this.dispatch(event), fault, () => this.state.phase === 'done', () => this.resolveDone(this.result));
     this.parts = wire(command, config, { ...options, cwd: this.cwd }, this.platform, this.logger, this.timers.signal, (event) => this.queue.push(event));
+    this.lostChild = new LostChildWatch(this.timers, this.parts.children);
     const exited = this.main();
     const stop = (signal: SignalName = 'SIGTERM') => (this.queue.push({ kind: 'stop', signal: this.intake.stopRequested(signal), reason: 'stop requested' }), exited);
     this.handle = supervisorHandle(() => this.run, (signal) => this.loop.now({ kind: 'signal', signal }), stop, exited);
@@ -122,7 +123,8 @@ class Supervisor {
       case 'tree':
         return this.onTree(event.snapshot);
       case 'timer':
-        return event.name === 'check' ? this.check() : this.apply({ kind: 'timer', name: event.name });
+        if (event.name === 'check') return this.lostChild.check(this.run, this.state.phase, () => this.reap());
+        return this.apply({ kind: 'timer', name: event.name });
       case 'health':
         return this.onHealth(event.run, event.result);
       case 'fault':
@@ -194,13 +196,12 @@ class Supervisor {
   }
 
   private onSignal(received: SignalName): void {
-    // A burst of signals can fill the signal pipe, and a SIGCHLD in it be lost: then look now and then.
-    if (++this.signalsSinceCheck >= FLOOD_SIGNALS) this.timers.ensure('check', CHECK_MS);
+    this.lostChild.signalled();
     const intake = this.intake.take(received);
     if (intake.kind === 'stop') this.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
     else if (intake.kind === 'forward') {
       if (intake.signal) this.options.status?.countForward(intake.signal);
-      this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend });
+      this.parts.forwarder.forward(intake.signal, this.forwardFacts(), { suspend: intake.suspend, received });
     }
     this.intake.note(received, intake);
   }
@@ -219,7 +220,9 @@ class Supervisor {
     }
     this.reap();
     const mayHaveDaemon = this.parts.pm2?.pidFileExists() ?? false;
-    this.apply({ kind: 'command-exit', run: runId, exit, sent: run.sent, treeGone: this.treeGone(), mayHaveDaemon });
+    const wrapper = isWrapper(command && command.pid === run.pid ? command.name : this.command);
+    const treeGone = this.treeGone();
+    this.apply({ kind: 'command-exit', run: runId, exit, sent: run.sent, treeGone, mayHaveDaemon, wrapper });
   }
 
   /** Reaps a batch (its statuses to the machine); true when more wait (another `child` event is queued for them). */
@@ -227,7 +230,7 @@ class Supervisor {
     const { reaped, more, nodeZombie } = this.parts.children.reap();
     if (reaped.length > 0) this.apply({ kind: 'reaped', exits: reaped });
     if (more) this.queue.push({ kind: 'child' });
-    if (nodeZombie) this.timers.ensure('check', CHECK_MS);
+    if (nodeZombie) this.lostChild.soon();
     return more;
   }
 
@@ -235,8 +238,8 @@ class Supervisor {
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
-    if (this.logger.enabled('info')) logTreeChanges(this.logger, this.platform, snapshot);
-    if (this.options.status) this.options.status.treeProcesses = snapshot.alive.length;
+    if (this.logger.enabled('info') && !QUIET_PHASES.has(this.state.phase)) logTreeChanges(this.logger, this.platform, snapshot);
+    this.options.status?.treeLooked(snapshot.alive.length);
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {
       this.managers = await this.parts.pm2.find(snapshot);
@@ -252,14 +255,6 @@ class Supervisor {
     } finally {
       this.looked = undefined;
     }
-  }
-
-  /** The watch for a lost SIGCHLD, while signals come in or the command's exit is awaited. */
-  private async check(): Promise<void> {
-    const gone = this.state.phase !== 'restarting' && (await this.parts.children.nudgeIfLost(this.run));
-    this.reap();
-    if (gone || this.signalsSinceCheck >= FLOOD_SIGNALS || this.state.phase === 'ending') this.timers.set('check', CHECK_MS);
-    this.signalsSinceCheck = 0;
   }
 
   private onHealth(runId: number, result: ProbeResult): void {
@@ -292,8 +287,7 @@ class Supervisor {
   private end(exitCode: number, exit: CommandExit): void {
     this.timers.abort();
     this.unwatchChildren();
-    const error = exit.errorCode !== undefined ? spawnErrorMessage(this.command, exit.errorCode) : undefined;
-    this.result = { exitCode, code: exit.code, signal: exit.signal, killed: this.parts.stops.killed, ...(error !== undefined && { error }) };
+    this.result = supervisorResult(this.command, exitCode, exit, this.parts.stops.killed);
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.loop.busy) this.resolveDone(this.result);
   }

@@ -14,7 +14,12 @@ export interface TreeSnapshot {
   /** Pids that joined / left the tree since the previous scan. */
   joined: ProcessInfo[];
   left: number[];
+  /** The commands among `left`: their exit is logged with its status, not as a tree change. */
+  leftCommands: number[];
 }
+
+// The commands (one a run) remembered until seen leaving the tree.
+const COMMANDS_KEPT = 16;
 
 /**
  * The processes gsup is responsible for: its descendants, every process that
@@ -26,6 +31,8 @@ export class ProcessTree {
   /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
   private readonly known = new Map<number, number>();
   private command?: ProcessInfo;
+  /** Each run's command, until a look sees it leave. */
+  private readonly commands = new Set<number>();
   /** gsup's own probes (health commands), each the leader of its group: never part of the tree while that group lives. */
   private readonly probes = new Set<number>();
   private last: Promise<unknown> = Promise.resolve();
@@ -35,13 +42,16 @@ export class ProcessTree {
     private readonly rootPid: number = process.pid,
   ) {}
 
-  /** The command's process as first seen (its start time names it). */
+  /** The command's process as last seen alive (its start time names it). */
   get commandInfo(): ProcessInfo | undefined {
     return this.command;
   }
 
   /** The command's own process, once spawned: its session is part of the tree (read before the next look). */
   setCommand(pid: number): void {
+    this.commands.add(pid);
+    // One no look ever saw (gone at once) is never seen leaving: only the newest are kept.
+    for (const old of this.commands) if (this.commands.size > COMMANDS_KEPT) this.commands.delete(old);
     this.last = this.last.then(
       () => this.readCommand(pid),
       () => this.readCommand(pid),
@@ -99,8 +109,11 @@ export class ProcessTree {
       if (info && info.startTime === startTime) roots.push(info);
     }
     const command = this.command;
+    const now = command && byPid.get(command.pid);
+    // The command as it is now (its name changes with an exec, or npm's title).
+    if (now && isAlive(now) && now.startTime === command.startTime) this.command = now;
     // The session id counts only while its leader is the command seen (alive or unreaped): after that the number names nothing.
-    if (command && command.sid === command.pid && command.sid > 0 && byPid.get(command.pid)?.startTime === command.startTime) {
+    if (command && command.sid === command.pid && command.sid > 0 && now?.startTime === command.startTime) {
       // A process that double-forked out of the command's ancestry but not
       // out of its session (no setsid) is still the command's.
       for (const info of all) {
@@ -137,7 +150,8 @@ export class ProcessTree {
       }
     }
 
-    return { members, alive, groups, children, joined, left };
+    const leftCommands = left.filter((pid) => this.commands.delete(pid));
+    return { members, alive, groups, children, joined, left, leftCommands };
   }
 }
 
@@ -147,10 +161,11 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** At -v: who joined and who left the tree since the last look. */
+/** At -v: who joined and who left the tree since the last look (the command's exit has a line of its own). */
 export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot): void {
   for (const info of snapshot.joined) {
     logger.info('tree-join', `pid ${info.pid} joined the tree (${platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
   }
-  if (snapshot.left.length > 0) logger.info('tree-leave', `pid ${snapshot.left.join(', ')} left the tree`, { pids: snapshot.left });
+  const left = snapshot.left.filter((pid) => !snapshot.leftCommands.includes(pid));
+  if (left.length > 0) logger.info('tree-leave', `pid ${left.join(', ')} left the tree`, { pids: left });
 }

@@ -31,6 +31,8 @@ export function wire(
   const fault = (error: unknown) => push({ kind: 'fault', error });
   const tree = new ProcessTree(platform);
   const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
+  // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.
+  if (options.status) options.status.lookAtTree = () => !abort.aborted && (scans.request(), true);
   const children = new Children(platform, logger);
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, env, () => children.reaping, command, cwd) : undefined;
   const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, options.suspendSelf);

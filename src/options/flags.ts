@@ -60,14 +60,16 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--max-restarts <n>', 'restarts in a row after runs under 10 s before giving up (N restarts: N+1 runs)', 'GSUP_MAX_RESTARTS', '10');
   option('--restart-delay <duration>', 'first delay before a restart; doubles after each quick failure, up to 30s', 'GSUP_RESTART_DELAY', '1s');
   option('--health-cmd <command>', 'health check: healthy when it exits 0 within the timeout (sh -c)', 'GSUP_HEALTH_CMD', 'none');
-  option('--health-url <url>', 'health check: healthy on a 2xx answer within the timeout', 'GSUP_HEALTH_URL', 'none');
+  option('--health-url <url>', 'health check: healthy on a 200–399 answer within the timeout', 'GSUP_HEALTH_URL', 'none');
   option('--health-file <path>', 'health check: a heartbeat file the app touches', 'GSUP_HEALTH_FILE', 'none');
   option('--health-max-age <duration>', 'how fresh the heartbeat file must be', 'GSUP_HEALTH_MAX_AGE', 'twice the interval');
   option('--health-interval <duration>', 'time between health checks', 'GSUP_HEALTH_INTERVAL', '30s');
   option('--health-timeout <duration>', 'time a health check may take', 'GSUP_HEALTH_TIMEOUT', '5s');
   option('--health-retries <n>', 'failed checks in a row that make the command unhealthy: stopped, then restarted per --restart', 'GSUP_HEALTH_RETRIES', '3');
-  option('--health-start-period <duration>', 'failures this soon after a start do not count (a success ends it)', 'GSUP_HEALTH_START_PERIOD', '0s');
-  option('--health-start-interval <duration>', 'time between health checks while still starting, inside the start period', 'GSUP_HEALTH_START_INTERVAL', '5s');
+  const startPeriod = 'failures this soon after a start (or in the first interval) do not count; a success ends it';
+  option('--health-start-period <duration>', startPeriod, 'GSUP_HEALTH_START_PERIOD', '0s');
+  const startInterval = 'time between health checks until the first success (the first within 1s), in the start period';
+  option('--health-start-interval <duration>', startInterval, 'GSUP_HEALTH_START_INTERVAL', '5s');
   option('--status-port <port>', 'serve /livez, /readyz and /metrics (Prometheus) on this port', 'GSUP_STATUS_PORT', 'none');
   option(
     '--status-host <host>',

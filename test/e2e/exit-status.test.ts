@@ -1,7 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gsup, killEverything, tempDir } from '../helpers/gsup.js';
+import { PRINTER, gsup, killEverything, tempDir } from '../helpers/gsup.js';
 
 afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
@@ -46,6 +46,44 @@ describe('exit status', () => {
   ])('is 128+N when the command dies of SIG%s', async (signal, status) => {
     const run = gsup(['--', 'sh', '-c', `kill -${signal} $$`]);
     expect((await run.finished()).code).toBe(status);
+  });
+
+  // A wrapper (sh, npm, npx) that dies of the stop signal it passed on says nothing of the app: gsup reaped the app.
+  it('sh -c without exec, SIGTERM: the app cleans up and exits 0, sh dies of the SIGTERM: gsup exits 0 (the app’s)', async () => {
+    const run = gsup(['--', 'sh', '-c', `node ${PRINTER} --cleanup 300; echo after`]);
+    await run.ready();
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^signal: SIGTERM /)).toBe(1);
+    expect(run.count(/^clean exit /)).toBe(1);
+    expect(run.stdout).not.toContain('after'); // sh died of it: the status is not sh's own
+  });
+
+  it('sh -c without exec: an app that exits 3 on SIGTERM gives 3; one gsup had to SIGKILL gives 137', async () => {
+    const app = [
+      "process.on('SIGTERM', () => (console.log('signal: SIGTERM'), process.exit(3)));",
+      "console.log('ready (pid: ' + process.pid + ', app)'); setInterval(() => {}, 1e9)",
+    ].join(' ');
+    const three = gsup(['--', 'sh', '-c', `node -e "${app}"; true`]);
+    await three.ready('app');
+    three.signal('SIGTERM');
+    expect((await three.finished()).code).toBe(3);
+    expect(three.count(/^signal: SIGTERM/)).toBe(1);
+    const killed = gsup(['-t', '1s', '--', 'sh', '-c', `node ${PRINTER} --ignore-stop; true`]);
+    await killed.ready();
+    killed.signal('SIGTERM');
+    expect((await killed.finished()).code).toBe(137);
+    expect(killed.stderr.join('\n')).toMatch(/1 killed: \d+ \(node /);
+  });
+
+  it('sh -c without exec, SIGINT: dash waits for the app, then dies of SIGINT itself: 130 (-e 130 maps it)', async () => {
+    for (const [args, status] of [[[], 130], [['-e', '130'], 0]] as const) {
+      const run = gsup([...args, '--', 'sh', '-c', `node ${PRINTER} --cleanup 100; echo after`]);
+      await run.ready();
+      run.signal('SIGINT');
+      expect((await run.finished()).code).toBe(status);
+      expect(run.count(/^clean exit /)).toBe(1);
+    }
   });
 
   it('is 127 with one line when the command is not found', async () => {

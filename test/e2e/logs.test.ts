@@ -31,6 +31,18 @@ describe('logs on stderr', () => {
     expect(text).toMatch(/left the tree/);
   });
 
+  it('-v with a rewrite: the forward names the signal received and the one sent (`SIGUSR1 (as SIGUSR2) → group N`)', async () => {
+    const run = gsup(['-v', '-r', 'USR1:USR2', '--', 'node', PRINTER]);
+    await run.ready();
+    run.signal('SIGUSR1');
+    await run.waitForLine(/^signal: SIGUSR2 /);
+    run.signal('SIGTERM');
+    await run.finished();
+    expect(run.count(/^signal: SIGUSR/)).toBe(1); // the rewritten one, once
+    const forwards = run.stderr.filter((line) => line.includes('USR'));
+    expect(forwards).toEqual([expect.stringMatching(/^\[gsup\] SIGUSR1 \(as SIGUSR2\) → group \d+$/)]);
+  });
+
   it('-q: nothing but errors', async () => {
     const run = await stopOnce(['-q']);
     expect(run.stderr).toEqual([]);

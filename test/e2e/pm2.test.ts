@@ -102,6 +102,23 @@ describe('gsup -- pm2 start', () => {
     }
   }, 40_000);
 
+  it('SIGUSR2 goes to the God daemon alone, which reopens pm2’s logs: -v says just that, and no app gets it', async () => {
+    const pm2 = home();
+    const run = gsup(['-v', '--', PM2, 'start', APP, '-i', '2'], { env: pm2.env({ CLEANUP_MS: '100' }) });
+    const apps = await appsReady(pm2, 2);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    run.signal('SIGUSR2');
+    const { input: line } = await run.waitForLine(new RegExp(`SIGUSR2 → pm2 God daemon ${god}\\b`), {
+      stream: 'stderr',
+    });
+    expect(line).toBe(`[gsup] SIGUSR2 → pm2 God daemon ${god}, which reopens pm2's logs; its apps are not signalled`);
+    await waitFor(() => pm2.pm2Log().includes('Reloading logs'), 'pm2 to reopen its logs', 10_000);
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(0);
+    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']); // the stop's, and no SIGUSR2
+  }, 40_000);
+
   it('--no-subreaper: the God daemon, reparented to init, is found by its pid file, adopted, and stopped with pm2 kill', async () => {
     const pm2 = home();
     const run = gsup(['-v', '--no-subreaper', '--', PM2, 'start', APP, '-i', '2'], { env: pm2.env() });
@@ -119,19 +136,20 @@ describe('gsup -- pm2 start', () => {
     await waitFor(() => !isAlive(god), 'the God daemon to be gone');
   }, 40_000);
 
-  it('a God daemon that was running before gsup started is not adopted and never signalled', async () => {
+  it('a God daemon that was running before gsup started is not adopted and never signalled; gsup warns at the default level', async () => {
     const pm2 = home();
     // The older daemon runs under a gsup of its own, which reaps it at the end.
     const outer = gsup(['--on-exit', 'wait', '--', PM2, 'start', APP, '--name', 'older'], { env: pm2.env() });
     const [older] = await appsReady(pm2, 1);
     await outer.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
     const god = pm2.daemonPid()!;
-    const run = gsup(['-v', '--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
+    // No -v: gsup ends at once (pm2's CLI handed the app to that daemon), and says why.
+    const run = gsup(['--', PM2, 'start', APP, '--name', 'newer'], { env: pm2.env() });
     const exit = await run.finished(20_000);
     expect(exit.code).toBe(0);
     const [, newer] = await appsReady(pm2, 2);
-    expect(run.stderr.filter((line) => line.includes('not ours'))).toEqual([
-      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) is not ours: started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree); never signalled`,
+    expect(run.stderr.filter((line) => line.startsWith('[gsup]'))).toEqual([
+      `[gsup] pm2 God daemon ${god} (PM2_HOME ${pm2.path}) is not ours: started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree); never signalled nor waited for: its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)`,
     ]);
     expect(isAlive(god)).toBe(true);
     expect(pm2.signals(older)).toEqual([]);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/net.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
+import { PRINTER, fixture, gsup, killEverything } from '../helpers/gsup.js';
 import { waitFor } from '../helpers/proc.js';
 
 // The orchestrator's view, over real HTTP: /livez, /readyz (drains first), /metrics, and --grace.
@@ -68,6 +68,42 @@ describe('--status-port', () => {
       expect((await get(port, '/readyz', 'HEAD')).status).toBe(200);
       expect((await get(port, '/nope')).status).toBe(404);
       expect((await get(port, '/readyz', 'POST')).status).toBe(405);
+      run.signal('SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the default schedule: an app healthy at once is ready within about a second of its start, not one interval (30 s)', async () => {
+    const [port, appPort] = [await freePort(), await freePort()];
+    const url = `http://127.0.0.1:${appPort}/health`;
+    const status = ['--status-port', String(port), '--status-host', '127.0.0.1'];
+    const run = gsup([...status, '--health-url', url, '--', 'node', fixture('health-app.js')], { env: { PORT: String(appPort) } });
+    await run.ready('health-app');
+    const up = performance.now();
+    await until(port, '/readyz', 200, 5000);
+    expect(performance.now() - up).toBeLessThan(3000);
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+  });
+
+  it('one failed check after a pass: 503 unhealthy at once (the stop still waits for the retries), 200 at the next pass', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'gsup-test-'));
+    const broken = join(dir, 'broken');
+    try {
+      const probe = `test ! -e ${broken}`;
+      const checks = ['--health-cmd', probe, '--health-interval', '200ms', '--health-retries', '100'];
+      const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', ...checks, '--', 'node', PRINTER]);
+      await run.ready();
+      await until(port, '/readyz', 200);
+      writeFileSync(broken, '');
+      expect(await until(port, '/readyz', 503)).toBe('unhealthy\n');
+      expect(run.stderr.join('\n')).toMatch(/health check failed \(1 of 100\): exit 1; not ready until a check passes/);
+      rmSync(broken);
+      await until(port, '/readyz', 200);
+      expect(run.count(/^signal: /)).toBe(0); // never stopped
       run.signal('SIGTERM');
       expect((await run.finished()).code).toBe(0);
     } finally {
@@ -137,6 +173,21 @@ describe('--status-port', () => {
     expect(await get(port, '/livez', 'GET', '::1')).toMatchObject({ status: 200, body: 'ok\n' });
     run.signal('SIGTERM');
     expect((await run.finished()).code).toBe(0);
+  });
+
+  it('/metrics: gsup_tree_processes counts the running tree (a look for the scrape), not 0 until a signal', async () => {
+    const port = await freePort();
+    const script = 'echo started; sleep 300 & sleep 300 & wait';
+    const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sh', '-c', script]);
+    await run.waitForLine(/^started$/);
+    // Each scrape looks at the tree: the first one that comes after the sleeps started counts them.
+    let counted = NaN;
+    for (const deadline = Date.now() + 3000; counted !== 3 && Date.now() < deadline; ) {
+      counted = Number(/^gsup_tree_processes (\d+)$/m.exec((await get(port, '/metrics')).body)?.[1]);
+    }
+    expect(counted).toBe(3); // sh and its two sleeps
+    run.signal('SIGTERM');
+    await run.finished();
   });
 
   it('a port that cannot be bound: one line naming it, 125, the command never started', async () => {

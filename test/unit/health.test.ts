@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { HealthRecord, type HealthConfig } from '../../src/engine/health.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HealthRecord, probeAll, type HealthConfig, type ProbeContext } from '../../src/engine/health.js';
+import { currentPlatform } from '../../src/platform/index.js';
 
 const config: HealthConfig = { maxAgeMs: 60_000, intervalMs: 30_000, timeoutMs: 5000, retries: 3, startIntervalMs: 5000, startPeriodMs: 10_000 };
 const ok = { ok: true, detail: 'exit 0' };
@@ -9,19 +12,58 @@ describe('HealthRecord (Docker’s rules)', () => {
   it('retries failures in a row make it unhealthy; a success in between resets the count', () => {
     const record = new HealthRecord({ ...config, startPeriodMs: 0 });
     record.reset(0);
-    expect(record.record(failed, 1).state).toBe('starting');
-    expect(record.record(failed, 2).state).toBe('starting');
-    expect(record.record(ok, 3).state).toBe('healthy');
-    expect(record.record(failed, 4)).toEqual({ state: 'healthy', counted: true });
-    expect(record.record(failed, 5).state).toBe('healthy');
-    expect(record.record(failed, 6).state).toBe('unhealthy');
+    expect(record.record(failed, 30_001)).toEqual({ state: 'starting', counted: true });
+    expect(record.record(failed, 30_002).state).toBe('starting');
+    expect(record.record(ok, 30_003).state).toBe('healthy');
+    expect(record.record(failed, 30_004)).toEqual({ state: 'failing', counted: true });
+    expect(record.record(failed, 30_005).state).toBe('failing');
+    expect(record.record(failed, 30_006).state).toBe('unhealthy');
+  });
+
+  it('failing: one failure after a pass (not ready), healthy again at the next pass', () => {
+    const record = new HealthRecord(config);
+    record.reset(0);
+    expect(record.record(ok, 1000).state).toBe('healthy');
+    expect(record.record(failed, 31_000)).toEqual({ state: 'failing', counted: true });
+    expect(record.record(ok, 61_000)).toEqual({ state: 'healthy', counted: false });
+    expect(record.failures).toBe(0);
   });
 
   it('failures in the start period do not count; after it they do', () => {
-    const record = new HealthRecord(config);
+    const record = new HealthRecord({ ...config, startPeriodMs: 40_000 });
     record.reset(1000);
-    for (let at = 1000; at < 11_000; at += 1000) expect(record.record(failed, at)).toEqual({ state: 'starting', counted: false });
-    expect(record.record(failed, 11_000)).toEqual({ state: 'starting', counted: true });
+    for (let at = 1000; at < 41_000; at += 5000) {
+      expect(record.record(failed, at)).toEqual({ state: 'starting', counted: false });
+    }
+    expect(record.record(failed, 41_000)).toEqual({ state: 'starting', counted: true });
+  });
+
+  it('no start period: failures count only from one interval on (when Docker’s first check comes)', () => {
+    const record = new HealthRecord({ ...config, startPeriodMs: 0 });
+    record.reset(0);
+    expect(record.record(failed, 1000)).toEqual({ state: 'starting', counted: false });
+    expect(record.record(failed, 29_999)).toEqual({ state: 'starting', counted: false });
+    expect(record.record(failed, 30_000)).toEqual({ state: 'starting', counted: true });
+  });
+
+  it('the schedule: the first check within a second, then the start interval until a pass (or one interval), then the interval', () => {
+    const record = new HealthRecord({ ...config, startPeriodMs: 0 });
+    record.reset(0);
+    expect(record.nextIntervalMs(0)).toBe(1000);
+    record.record(failed, 1000);
+    expect(record.nextIntervalMs(1000)).toBe(5000);
+    record.record(failed, 31_000);
+    expect(record.nextIntervalMs(31_000)).toBe(30_000);
+    record.reset(100_000);
+    record.record(ok, 101_000);
+    expect(record.nextIntervalMs(101_000)).toBe(30_000);
+    // Never later than the interval or the start interval allow.
+    const quick = new HealthRecord({ ...config, intervalMs: 100, startIntervalMs: 5000 });
+    quick.reset(0);
+    expect(quick.nextIntervalMs(0)).toBe(100);
+    const starting = new HealthRecord({ ...config, startIntervalMs: 200 });
+    starting.reset(0);
+    expect(starting.nextIntervalMs(0)).toBe(200);
   });
 
   it('a success ends the start period at once', () => {
@@ -37,5 +79,34 @@ describe('HealthRecord (Docker’s rules)', () => {
     record.record(ok, 100);
     record.reset(20_000);
     expect(record.record(failed, 20_100)).toEqual({ state: 'starting', counted: false });
+    expect(record.nextIntervalMs(20_100)).toBe(5000);
+  });
+});
+
+describe('--health-url', () => {
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+  /** Answers /<status> with that status (a 3xx with a Location to /elsewhere, which fails): its URL, the paths asked. */
+  async function serve(): Promise<{ base: string; asked: string[] }> {
+    const asked: string[] = [];
+    server = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      const status = Number((request.url ?? '/').slice(1)) || 500;
+      response.writeHead(status, status >= 300 && status < 400 ? { location: '/elsewhere' } : {}).end();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked };
+  }
+
+  const context: ProbeContext = { platform: currentPlatform(), cwd: '/', env: {}, spawned: () => {}, ended: () => {} };
+  const probe = (url: string) => probeAll({ ...config, url }, context, new AbortController().signal);
+
+  it('200–399 is healthy, as Kubernetes’ httpGet; a redirect is not followed', async () => {
+    const { base, asked } = await serve();
+    for (const status of [200, 204, 301, 302, 307, 399, 400, 404, 500, 503]) {
+      expect(await probe(`${base}/${status}`), String(status)).toEqual({ ok: status < 400, detail: `HTTP ${status}` });
+    }
+    expect(asked).not.toContain('/elsewhere'); // the 3xx answers' Location was never asked for
   });
 });

@@ -116,6 +116,9 @@ describe('the loop, phase by phase', () => {
     expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
     expect(await handle.exited).toEqual({ exitCode: 143, code: null, signal: 'SIGTERM', killed: false });
     expect(lines.some((line) => /stopped in \d+ms: 2 exited by themselves, 0 killed/.test(line))).toBe(true);
+    // The command's exit is said once, with its status; the tree's look does not say it again.
+    const left = lines.filter((line) => /\bpid (\d+, )*500\b.*left the tree/.test(line));
+    expect(left).toEqual(['[gsup] pid 500 left the tree: the command exited (signal SIGTERM)']);
   });
 
   it('stopping → killing at the kill timeout: SIGKILL until nothing is left, exit 137', async () => {
@@ -306,6 +309,32 @@ describe('the loop, phase by phase', () => {
     expect(killsOf(platform, 'SIGKILL')).toContain(-500);
     expect((await handle.exited).exitCode).toBe(1);
     expect(commands).toHaveLength(1);
+  });
+
+  it('restart after the leftovers are stopped: the restart said once, and no tree line after the stop’s summary', async () => {
+    const { platform, start, commands, lines } = setup({ reaping: true });
+    // The app exits 0 on SIGTERM (gsup reaps it: SIGCHLD); the command dies of it.
+    platform.onSignal = (info, signal) => {
+      if (signal !== 'SIGTERM') return;
+      const command = commands.find((candidate) => candidate.pid === info.pid);
+      if (command) (platform.processes.delete(info.pid), command.finish({ code: null, signal }));
+      else (platform.die(info.pid, { code: 0, signal: null }), platform.sigchld());
+    };
+    const handle = start({ restart: 'on-failure', restartDelay: 1000 });
+    platform.processes.delete(500);
+    platform.processes.get(501)!.ppid = GSUP; // reparented to gsup (subreaper), still in the command's group
+    commands[0].finish({ code: 1, signal: null });
+    await advance(500);
+    const summary = lines.findIndex((line) => line.includes('stopped in'));
+    expect(summary).toBeGreaterThan(0);
+    const restart = /^\[gsup\] command exited with code 1 \(restart 1 of 10\): restarting in /;
+    expect(lines.slice(summary + 1)).toEqual([expect.stringMatching(restart)]);
+    expect(lines.filter((line) => line.includes('restart 1 of 10'))).toHaveLength(1);
+    await advance(1000);
+    expect(commands).toHaveLength(2);
+    handle.stop();
+    await advance(100);
+    expect((await handle.exited).exitCode).toBe(143);
   });
 
   it('restarting: a stop signal during the delay ends it, with the last status and no new run', async () => {

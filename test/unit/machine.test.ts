@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, step, type Effect, type Facts, type Input, type MachineConfig, type Phase, type State } from '../../src/engine/machine.js';
 import type { Stop } from '../../src/engine/state.js';
+import type { CommandExit } from '../../src/engine/spawn.js';
+import { isWrapper } from '../../src/engine/exit-status.js';
 import { readiness } from '../../src/engine/readiness.js';
 import { signalNumber } from '../../src/signals.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
@@ -44,7 +46,7 @@ const INPUTS: Input[] = [
   { kind: 'start', stopFirst: undefined },
   { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
   { kind: 'stop-signal', signal: 'SIGKILL', reason: 'SIGTERM received' },
-  { kind: 'command-exit', run: 1, exit: exit0, sent: new Set(), treeGone: true, mayHaveDaemon: false },
+  { kind: 'command-exit', run: 1, exit: exit0, sent: new Set(), treeGone: true, mayHaveDaemon: false, wrapper: false },
   { kind: 'reaped', exits: [{ code: 4, signal: null }] },
   { kind: 'child-gone', treeGone: true },
   { kind: 'child-gone', treeGone: false },
@@ -90,10 +92,23 @@ describe('step: the decisions, one by one', () => {
     // A look as the delay begins: who was there, so the summary can count what then exits by itself.
     expect(first.effects).toContainEqual({ kind: 'look', delayMs: 0 });
     expect(kinds(first.effects)).not.toContain('stop-round');
+    // One line, in the order things happen: the wait, then the stop signal (never "stopping the tree" before the wait).
+    expect(logged(first.effects)).toEqual(['SIGTERM received: waiting 2.00s before forwarding SIGTERM to the tree (kill timeout 10.00s)']);
     const int = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' }, facts({ stopDelay: 2000 }));
     expect(int.state.phase).toBe('stopping');
     expect(int.effects).toContainEqual({ kind: 'set-timer', name: 'kill-timeout', ms: 10_000 });
     expect(int.effects).toContainEqual({ kind: 'look', delayMs: 0 });
+    expect(logged(int.effects)).toEqual(['SIGINT received: stopping the tree with SIGINT (kill timeout 10.00s)']);
+  });
+
+  it('leftovers stopped before a restart: the stop says why, the restart line alone carries the count', () => {
+    const restart = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
+    const exited: State = { phase: 'exited', record, run, exit: { code: 1, signal: null }, restart };
+    const stopping = step(exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts());
+    expect(logged(stopping.effects)).toEqual(['command exited (code 1) leaving 1 process(es), before its restart: stopping the tree with SIGTERM (kill timeout 10.00s)']);
+    const restarting = step(stopping.state, { kind: 'child-gone', treeGone: true }, facts());
+    expect(restarting.state.phase).toBe('restarting');
+    expect(logged(restarting.effects)).toEqual(['command exited with code 1 (restart 1 of 10): restarting in 1.00s']);
   });
 
   it('the second stop signal is forwarded: held for the next look, then sent to everyone reached', () => {
@@ -160,7 +175,7 @@ describe('step: the decisions, one by one', () => {
   });
 
   it('the restart log counts quick failures only: "restart 1 of 10" after a quick run, "not counted" after a run of 10 s or more (never "restart 0 of 10")', () => {
-    const failed: Input = { kind: 'command-exit', run: 1, exit: { code: 1, signal: null }, sent: new Set(), treeGone: true, mayHaveDaemon: false };
+    const failed: Input = { kind: 'command-exit', run: 1, exit: { code: 1, signal: null }, sent: new Set(), treeGone: true, mayHaveDaemon: false, wrapper: false };
     const quick = step(PHASES.running, failed, facts({ restart: 'on-failure' }, 2_000));
     expect(logged(quick.effects)).toEqual(['command exited with code 1 (restart 1 of 10): restarting in 1.00s']);
     const long = step(PHASES.running, failed, facts({ restart: 'on-failure' }, 3_600_000));
@@ -222,11 +237,66 @@ describe('step: the decisions, one by one', () => {
   });
 });
 
+describe('the status behind a wrapper (sh, npm, npx) that died of the stop signal it passed on', () => {
+  /** SIGTERM, then these reaped, then the command's exit, then the end: gsup's status and what it logged. */
+  function stopped(exits: CommandExit[], command: CommandExit, wrapper = true): { code: number; lines: string[] } {
+    const lines: string[] = [];
+    const feed = (state: State, input: Input): State => {
+      const result = step(state, input, facts());
+      lines.push(...logged(result.effects));
+      const end = result.effects.find((effect) => effect.kind === 'exit');
+      return end?.kind === 'exit' ? { ...result.state, phase: 'done', exitCode: end.exitCode } as State : result.state;
+    };
+    let state = feed(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' });
+    state = feed(state, { kind: 'reaped', exits });
+    const sent = new Set(['SIGTERM'] as const);
+    state = feed(state, { kind: 'command-exit', run: 1, exit: command, sent, treeGone: true, mayHaveDaemon: false, wrapper });
+    state = feed(state, { kind: 'swept', notYet: 0 });
+    if (state.phase !== 'done') throw new Error(`not done: ${state.phase}`);
+    return { code: state.exitCode, lines };
+  }
+  const term = { code: null, signal: 'SIGTERM' } as const;
+
+  it('the app behind it exited 0 (gsup reaped it): 0, and -v says why', () => {
+    const { code, lines } = stopped([{ code: 0, signal: null }, term], term);
+    expect(code).toBe(0);
+    expect(lines).toContain('the command died of signal SIGTERM, as a wrapper does when it passes the stop on; what it ran exited (code 0): gsup exits with that');
+  });
+
+  it('a failure behind it wins: a code, or gsup’s SIGKILL (137)', () => {
+    expect(stopped([{ code: 0, signal: null }, { code: 3, signal: null }], term).code).toBe(3);
+    expect(stopped([{ code: null, signal: 'SIGKILL' }], term).code).toBe(137);
+    expect(stopped([{ code: 0, signal: null }], { code: 143, signal: null }).code).toBe(0); // a shell that says 128+N
+  });
+
+  it('the command’s own status stands: nothing reaped exited 0, not a wrapper, or not the stop signal', () => {
+    expect(stopped([term], term).code).toBe(143);
+    expect(stopped([], term).code).toBe(143);
+    expect(stopped([{ code: 0, signal: null }], term, false).code).toBe(143);
+    expect(stopped([{ code: 0, signal: null }], { code: 1, signal: null }).code).toBe(1);
+  });
+
+  it('a wrapper, by the command’s name as last seen (npm’s title), or its path before any look', () => {
+    const wrappers = ['sh', 'bash', 'dash', 'npm start', 'npm exec tsx /w', '/usr/bin/npx', 'pnpm', 'yarn'];
+    for (const name of wrappers) expect(isWrapper(name), name).toBe(true);
+    for (const name of ['node', 'tsx', 'shx', 'npmx', 'sleep', 'pm2', '/bin/shell']) expect(isWrapper(name), name).toBe(false);
+  });
+
+  it('a new run starts afresh: what was reaped in an earlier stop does not count', () => {
+    const behind = { signal: 'SIGTERM', wrapper: true, zero: true, failure: undefined } as const;
+    const restarting = { ...PHASES.restarting, record: { ...PHASES.restarting.record, behind } } as State;
+    const running = step(restarting, { kind: 'timer', name: 'restart-delay' }, facts()).state;
+    expect(running.phase).toBe('running');
+    expect(running.record.behind).toBeUndefined();
+  });
+});
+
 describe('readiness: what /readyz answers, from the state alone', () => {
   it('ready only while the command runs, its checks (if any) passed, and no stop or restart is under way', () => {
     expect(readiness(PHASES.running, undefined)).toEqual({ ready: true });
     expect(readiness(PHASES.running, 'healthy')).toEqual({ ready: true });
     expect(readiness(PHASES.running, 'starting')).toEqual({ ready: false, reason: 'starting' });
+    expect(readiness(PHASES.running, 'failing')).toEqual({ ready: false, reason: 'unhealthy' }); // the last check failed
     expect(readiness(PHASES.daemons, undefined)).toEqual({ ready: true }); // what `pm2 start` handed over runs
     expect(readiness(PHASES.starting, undefined)).toEqual({ ready: false, reason: 'starting' });
     expect(readiness(PHASES.restarting, 'healthy')).toEqual({ ready: false, reason: 'restarting' });
