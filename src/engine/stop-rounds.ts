@@ -56,8 +56,7 @@ export class StopRounds {
       const reached = stop.reachedOf(route.targets);
       if (reached.length > 0) (this.deliver(reached, again, run), sentSignals.push(again));
     }
-    const pm2 = this.pm2;
-    if (pm2) for (const manager of pm2Kill) this.children.spawnHelper(() => pm2.kill(manager, (pid) => this.children.helperExited(pid)));
+    for (const manager of pm2Kill) void this.pm2?.stop(manager, signal, this.children);
     return sentSignals;
   }
 
