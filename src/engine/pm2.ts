@@ -1,99 +1,63 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
-import type { Logger } from '../log.js';
+import type { LogFields, Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../platform/index.js';
+import type { Children } from './children.js';
+import { resolvePm2Cli, spawnPm2Kill, type Pm2Cli } from './pm2-cli.js';
+import { godTitleHome, isPm2Runtime, type Pm2Manager } from './pm2-identity.js';
+import { GodProof } from './pm2-proof.js';
 import { describePm2Effect, describeSignal } from './format.js';
-import { processKey, restrictTargets, type Target } from './plan.js';
-import { readSmallRegularFile } from '../platform/small-file.js';
-import { findPm2Cli } from './pm2-cli.js';
+import { restrictTargets, type Target } from './plan.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
-/**
- * A process that runs pm2's God: the daemon `pm2 start` leaves behind, or a
- * `pm2-runtime` in the foreground. It and its apps share a process group; a
- * signal to that group reaches each app twice (from the kernel, then from
- * pm2), and pm2 restarts an app signalled behind its back. So signals go to
- * the manager alone, and a stop goes through pm2 itself.
- */
-export { findPm2Cli };
+export type { Pm2Manager } from './pm2-identity.js';
+export { runsPm2Cli } from './pm2-identity.js';
+export { findPm2Cli } from './pm2-cli.js';
 
-export interface Pm2Manager {
-  info: ProcessInfo;
-  kind: 'daemon' | 'runtime';
-  home: string;
-}
-
-const GOD_TITLE = /^PM2 v[\w.-]+: God Daemon \((.*)\)$/;
-const RUNTIME = /(^|[/\s])(pm2-runtime|pm2-docker)(\s|$)/;
-// The pm2 CLI (`pm2 start …`), run by node: it starts a God daemon when none runs.
-const CLI = /^(\S*\/)?(node\S*\s+(\S*\/)?)?pm2(\s|$)/;
-// A pid file larger than this is no pm2 pid file.
-const PID_FILE_MAX = 64;
 // A daemon not the tree's is left alone; the hint, when `pm2 start` handed it the apps gsup was to supervise.
 const NOT_OURS = 'never signalled nor waited for';
 const NOT_OURS_HINT = ': its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)';
-// The pm2 CLIs whose lives are remembered (the newest).
-const CLIS_KEPT = 32;
 
-/** When a pm2 CLI of the tree lived, in start-time units (`until` is Infinity while it lives). */
-interface CliLife {
-  pid: number;
-  startTime: number;
-  until: number;
-}
+/** What a title or command line claims: a God daemon (serving the home it names), or pm2-runtime. */
+type Claim = { kind: 'daemon'; titleHome: string } | { kind: 'runtime' };
 
-/** Does this argv run the pm2 CLI (`pm2 …`, `node …/pm2 …`)? */
-export function runsPm2Cli(command: string, args: readonly string[]): boolean {
-  return CLI.test([command, ...args.slice(0, 1)].join(' '));
-}
-
+/**
+ * pm2 in the tree: its managers found (pm2-runtime by its program, a God
+ * daemon by its title and proven gsup's: pm2-proof.ts), signals routed to
+ * the manager alone, and the stop of a God daemon through `pm2 kill`. A
+ * process that calls itself a God daemon and is not proven gsup's is no
+ * manager: it is stopped like any process of the tree.
+ */
 export class Pm2Supervision {
   private readonly warned = new Set<string>();
-  private readonly verdicts = new Map<string, Pm2Manager | undefined>();
+  private readonly claims = new Map<string, Claim | undefined>();
   private readonly announced = new Set<number>();
-  private readonly clis = new Map<string, CliLife>();
-  private cliPath?: string | null;
+  private readonly proof: GodProof;
+  /** Resolved once, before the command starts. */
+  private readonly cli: Pm2Cli;
 
   constructor(
     private readonly platform: Platform,
     private readonly tree: ProcessTree,
     private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv,
-    /** As PID 1 or subreaper every daemon of the tree descends from gsup: no pid file is trusted then. */
-    private readonly reaping: () => boolean,
-    private readonly command: string,
+    reaping: () => boolean,
+    command: string,
     private readonly cwd: string,
-  ) {}
-
-  /** The pm2 CLI, looked for only when a God daemon has to be stopped. */
-  private get cli(): string | undefined {
-    if (this.cliPath === undefined) this.cliPath = findPm2Cli(this.command, this.env, this.cwd) ?? null;
-    return this.cliPath ?? undefined;
+  ) {
+    this.proof = new GodProof(platform, env, cwd, reaping);
+    this.cli = resolvePm2Cli(command, env, cwd);
   }
 
-  /**
-   * Remembers when the tree's pm2 CLIs lived (a command line read once per
-   * new node process): a God daemon that started within one's life is the
-   * tree's, though it left it (no subreaper).
-   */
   noteClis(snapshot: TreeSnapshot): void {
-    if (snapshot.left.length > 0) {
-      const now = this.platform.startTimeNow();
-      const left = new Set(snapshot.left);
-      for (const cli of this.clis.values()) if (cli.until === Infinity && left.has(cli.pid)) cli.until = now;
-    }
-    for (const info of snapshot.joined) {
-      if (info.name !== '' && !info.name.startsWith('node') && info.name !== 'pm2') continue;
-      if (CLI.test(this.platform.commandLine(info.pid))) this.cliLived(info, Infinity);
-    }
+    this.proof.noteClis(snapshot);
   }
 
-  /** A pm2 CLI of the tree lived from its start until `until` (Infinity: it still lives). */
   cliLived(info: ProcessInfo, until: number): void {
-    this.clis.set(processKey(info), { pid: info.pid, startTime: info.startTime, until });
-    for (const key of this.clis.keys()) if (this.clis.size > CLIS_KEPT) this.clis.delete(key);
+    this.proof.cliLived(info, until);
+  }
+
+  /** Is there a pm2 pid file to look at ($PM2_HOME/pm2.pid)? */
+  pidFileExists(): boolean {
+    return this.proof.pidFileExists();
   }
 
   /**
@@ -104,94 +68,81 @@ export class Pm2Supervision {
    */
   async find(snapshot: TreeSnapshot): Promise<Pm2Manager[]> {
     const found = new Map<number, Pm2Manager>();
-    const members = new Map(snapshot.alive.map((info) => [info.pid, info]));
     const seen = new Set<string>();
     for (const info of snapshot.alive) {
       // A God daemon lands as gsup's child (subreaper) and leads a session.
       if (info.ppid !== process.pid && info.sid !== info.pid) continue;
-      const manager = this.verdict(info, seen);
+      const manager = await this.judge(info, this.claim(info, seen));
       if (manager) found.set(info.pid, manager);
     }
-    for (const key of this.verdicts.keys()) if (!seen.has(key)) this.verdicts.delete(key);
-    const fromFile = await this.fromPidFile(members);
-    if (fromFile && !found.has(fromFile.info.pid)) found.set(fromFile.info.pid, fromFile);
+    for (const key of this.claims.keys()) if (!seen.has(key)) this.claims.delete(key);
+    const fromFile = await this.fromPidFile(snapshot, found);
+    if (fromFile) found.set(fromFile.info.pid, fromFile);
     for (const manager of found.values()) {
-      if (!this.announced.has(manager.info.pid)) {
-        this.announced.add(manager.info.pid);
-        this.logger.info('pm2-found', `pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid} (PM2_HOME ${manager.home})`, {
-          pid: manager.info.pid,
-          kind: manager.kind,
-          home: manager.home,
-        });
-      }
+      if (this.announced.has(manager.info.pid)) continue;
+      this.announced.add(manager.info.pid);
+      const what = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
+      const fields = { pid: manager.info.pid, kind: manager.kind, home: manager.home };
+      this.logger.info('pm2-found', `pm2 ${what} ${manager.info.pid} (PM2_HOME ${manager.home})`, fields);
     }
     return [...found.values()];
   }
 
-  /** Is this pid a pm2 manager (by its command line: one /proc read)? */
+  /** Does this pid claim to be a pm2 manager (by its command line: one /proc read)? Routing waits for a look then. */
   isManager(pid: number): boolean {
     const commandLine = this.platform.commandLine(pid);
-    return GOD_TITLE.test(commandLine) || RUNTIME.test(commandLine);
+    return godTitleHome(commandLine) !== undefined || isPm2Runtime(commandLine);
   }
 
   /** A command line is read once per process and exec (pid, start time, name): the title pm2 sets changes the name. */
-  private verdict(info: ProcessInfo, seen?: Set<string>): Pm2Manager | undefined {
+  private claim(info: ProcessInfo, seen?: Set<string>): Claim | undefined {
     const key = `${info.pid}:${info.startTime}:${info.name}`;
     seen?.add(key);
-    if (!this.verdicts.has(key)) this.verdicts.set(key, this.classify(info, this.homeFromEnv()));
-    return this.verdicts.get(key);
+    if (!this.claims.has(key)) {
+      const commandLine = this.platform.commandLine(info.pid);
+      const titleHome = godTitleHome(commandLine);
+      const runtime = isPm2Runtime(commandLine) ? { kind: 'runtime' as const } : undefined;
+      this.claims.set(key, titleHome !== undefined ? { kind: 'daemon', titleHome } : runtime);
+    }
+    return this.claims.get(key);
   }
 
-  /** Is there a pm2 pid file to look at ($PM2_HOME/pm2.pid)? */
-  pidFileExists(): boolean {
-    return existsSync(join(this.homeFromEnv(), 'pm2.pid'));
+  /** A manager of the tree: pm2-runtime as it is, a God daemon once proven gsup's (anew at each look). */
+  private async judge(info: ProcessInfo, claim: Claim | undefined): Promise<Pm2Manager | undefined> {
+    if (!claim) return undefined;
+    if (claim.kind === 'daemon') {
+      const why = await this.proof.whyNot(info, claim.titleHome);
+      if (why !== undefined) {
+        const message = `pid ${info.pid} calls itself a pm2 God daemon but is not proven gsup's: ${why}; ` +
+          'stopped like any process of the tree';
+        this.once(`${info.pid}:${info.startTime}:${why}`, 'pm2-not-proven', message, { pid: info.pid, reason: why });
+        return undefined;
+      }
+    }
+    return { info, kind: claim.kind, home: this.proof.home };
   }
 
-  private homeFromEnv(): string {
-    // Relative to the start directory, as pm2 in the command sees it (gsup itself has moved to /).
-    return resolve(this.cwd, this.env.PM2_HOME || join(this.env.HOME || homedir(), '.pm2'));
-  }
-
-  private classify(info: ProcessInfo, fallbackHome: string): Pm2Manager | undefined {
-    const commandLine = this.platform.commandLine(info.pid);
-    const god = GOD_TITLE.exec(commandLine);
-    if (god) return { info, kind: 'daemon', home: god[1] };
-    if (RUNTIME.test(commandLine)) return { info, kind: 'runtime', home: fallbackHome };
-    return undefined;
-  }
-
-  private async fromPidFile(members: Map<number, ProcessInfo>): Promise<Pm2Manager | undefined> {
-    const home = this.homeFromEnv();
-    const pid = Number(readSmallRegularFile(join(home, 'pm2.pid'), PID_FILE_MAX)?.trim() || NaN);
-    if (!Number.isInteger(pid) || pid <= 0) return undefined;
-    const member = members.get(pid);
-    if (member) return this.classify(member, home);
+  /** Without the subreaper: the God daemon `$PM2_HOME/pm2.pid` names, when it is the tree's though no member. */
+  private async fromPidFile(snapshot: TreeSnapshot, found: ReadonlyMap<number, unknown>): Promise<Pm2Manager | void> {
+    const pid = this.proof.pidFromFile();
+    if (pid === undefined || found.has(pid)) return undefined;
+    const member = snapshot.alive.find((info) => info.pid === pid);
+    if (member) return this.judge(member, this.claim(member));
     const info = await this.platform.processInfo(pid);
     if (!isAlive(info)) return undefined;
-    const manager = this.classify(info, home);
-    if (!manager) return undefined;
-    const why = this.notOurs(info);
-    if (why) {
-      const key = `${pid}:${info.startTime}`;
-      if (!this.warned.has(key)) {
-        this.warned.add(key);
-        // A pm2 CLI of the tree ran: its apps went to that daemon, and gsup may end at once. Said by default then.
-        const [level, hint] = this.clis.size > 0 ? (['warn', NOT_OURS_HINT] as const) : (['info', ''] as const);
-        const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; ${NOT_OURS}${hint}`;
-        this.logger.log(level, 'pm2-not-ours', message, { pid, home, reason: why });
-      }
+    const claim = this.claim(info);
+    if (claim?.kind !== 'daemon') return undefined;
+    const why = this.proof.outsideWhyNot(info) ?? (await this.proof.whyNot(info, claim.titleHome));
+    if (why !== undefined) {
+      const home = this.proof.home;
+      // A pm2 CLI of the tree ran: its apps went to that daemon, and gsup may end at once. Said by default then.
+      const [level, hint] = this.proof.sawCli() ? (['warn', NOT_OURS_HINT] as const) : (['info', ''] as const);
+      const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; ${NOT_OURS}${hint}`;
+      this.once(`${pid}:${info.startTime}`, 'pm2-not-ours', message, { pid, home, reason: why }, level);
       return undefined;
     }
     this.tree.adopt(info);
-    return manager;
-  }
-
-  /** Why a God daemon named by the pid file (and no member of the tree) is not the tree's; undefined when it is. */
-  private notOurs(info: ProcessInfo): string | undefined {
-    if (this.reaping()) return 'started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree)';
-    if (this.platform.ownerMatches && !this.platform.ownerMatches(info.pid)) return 'it belongs to another user';
-    for (const cli of this.clis.values()) if (cli.startTime <= info.startTime && info.startTime <= cli.until) return undefined;
-    return 'started outside the tree (no pm2 CLI of the tree was running when it started)';
+    return { info, kind: 'daemon', home: this.proof.home };
   }
 
   /**
@@ -220,12 +171,15 @@ export class Pm2Supervision {
     const others = new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !managed.has(pid)));
     const routed = restrictTargets(targets, others);
     const pm2Kill: Pm2Manager[] = [];
+    const cli = 'path' in this.cli;
     for (const manager of managers) {
-      if (stop && manager.kind === 'daemon' && this.cli) pm2Kill.push(manager);
+      if (stop && manager.kind === 'daemon' && cli) pm2Kill.push(manager);
       else routed.push({ kind: 'process', process: manager.info });
     }
-    if (stop && !this.cli && managers.some((manager) => manager.kind === 'daemon')) {
-      this.warnOnce('pm2-cli-missing', `pm2 CLI not found: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`);
+    if (stop && !cli && managers.some((manager) => manager.kind === 'daemon')) {
+      const why = 'why' in this.cli ? this.cli.why : '';
+      const message = `${why}: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`;
+      this.once('pm2-cli-missing', 'pm2-cli-missing', message, {}, 'warn');
     }
     return { targets: routed, pm2Kill, managed, runs };
   }
@@ -245,22 +199,28 @@ export class Pm2Supervision {
     }
   }
 
-  /** `pm2 kill` for a God daemon: a child of gsup, so it is part of the tree the stop waits for. */
-  kill(manager: Pm2Manager, onExit: (pid: number) => void): number | undefined {
-    const child = spawn(process.execPath, [this.cli!, 'kill'], {
-      env: { ...this.env, PM2_HOME: manager.home },
-      cwd: this.cwd,
-      stdio: 'ignore',
-    });
-    child.on('error', (error) => this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error.message}`));
-    child.on('exit', () => onExit(child.pid!));
-    return child.pid;
+  /**
+   * The stop of a God daemon: `pm2 kill` (a helper of gsup's, part of the
+   * tree the stop waits for) once it is proven gsup's again, now; else (it
+   * ended, or the pid file names another) `signal` through its identity.
+   */
+  async stop(manager: Pm2Manager, signal: SignalName, children: Children): Promise<void> {
+    try {
+      const why = await this.proof.whyNot(manager.info, manager.home);
+      if (why === undefined && 'path' in this.cli) {
+        const cli = this.cli.path;
+        const exited = (pid: number) => children.helperExited(pid);
+        children.spawnHelper(() => spawnPm2Kill(cli, manager.home, this.env, this.cwd, this.logger, exited));
+      } else this.platform.signalProcesses([manager.info], signal);
+    } catch (error) {
+      this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
-  private warnOnce(event: string, message: string): void {
-    if (this.warned.has(event)) return;
-    this.warned.add(event);
-    this.logger.warn(event, message);
+  private once(key: string, event: string, message: string, fields: LogFields, level: 'info' | 'warn' = 'info'): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.logger[level](event, message, fields);
   }
 }
 

@@ -55,10 +55,9 @@ export class StopRounds {
       const reached = stop.reachedOf(route.targets);
       if (reached.length > 0) (this.deliver(reached, again, run), sentSignals.push(again));
     }
-    const pm2 = this.pm2;
-    if (pm2) for (const manager of pm2Kill) this.children.spawnHelper(() => pm2.kill(manager, (pid) => this.children.helperExited(pid)));
+    for (const manager of pm2Kill) void this.pm2?.stop(manager, signal, this.children);
     // Said after the sends (forward first, log after): it reads command lines.
-    if (sent.size > 0) pm2?.announce(route, signal, { sent: (manager) => sent.has(manager.info.pid) });
+    if (sent.size > 0) this.pm2?.announce(route, signal, { sent: (manager) => sent.has(manager.info.pid) });
     return sentSignals;
   }
 

@@ -13,7 +13,7 @@ import { initialState, step, type Effect, type Input, type MachineConfig, type P
 import { runsPm2Cli, type Pm2Manager } from './pm2.js';
 import { EventLoop, messageOf } from './event-loop.js';
 import { EventQueue, type EngineEvent } from './queue.js';
-import { notStarted, spawnRun, startDirectory, type CommandRun } from './run.js';
+import { notStarted, startDirectory, type CommandRun } from './run.js';
 import type { CommandExit } from './spawn.js';
 import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
 import { Timers } from './timers.js';
@@ -265,7 +265,7 @@ class Supervisor {
   }
 
   private startRun(id: number): void {
-    const run = spawnRun(id, this.command, this.args, this.config, { ...this.options, cwd: this.cwd }, this.platform, this.terminal);
+    const run = this.parts.spawnRun(id, this.args, this.terminal);
     this.run = run;
     if (run.pid !== undefined) {
       this.parts.children.spawnedByNode.add(run.pid);

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../platform/index.js';
+import type { Provenance } from './provenance.js';
 
 /** What one look at the system found of gsup's tree. */
 export interface TreeSnapshot {
@@ -16,6 +17,17 @@ export interface TreeSnapshot {
   left: number[];
   /** The commands among `left`: their exit is logged with its status, not as a tree change. */
   leftCommands: number[];
+  /** Children of gsup (as PID 1) first judged not the tree's in this look: reaped, never signalled. */
+  foreign?: ProcessInfo[];
+}
+
+/** How the tree tells its own among gsup's children as PID 1, where every orphan of the namespace lands. */
+export interface Origin {
+  provenance: Provenance;
+  /** Children Node spawned (the command, probes, `pm2 kill`): gsup's own. */
+  nodeChildren: ReadonlySet<number>;
+  /** Orphans of processes outside the tree come to gsup (PID 1): a child of gsup is not the tree's by that alone. */
+  strict: boolean;
 }
 
 // The commands (one a run) remembered until seen leaving the tree.
@@ -25,7 +37,9 @@ const COMMANDS_KEPT = 16;
  * The processes gsup is responsible for: its descendants, every process that
  * was once seen among them and is still the same process (pid and start time)
  * wherever it was reparented, and the processes of the command's session.
- * Later sources (a pm2 God daemon) join through `adopt`.
+ * As PID 1, a child of gsup no look saw descend from a run is the tree's only
+ * with the run's mark (see Provenance). Later sources (a pm2 God daemon)
+ * join through `adopt`.
  */
 export class ProcessTree {
   /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
@@ -40,6 +54,7 @@ export class ProcessTree {
   constructor(
     private readonly platform: Platform,
     private readonly rootPid: number = process.pid,
+    private readonly origin?: Origin,
   ) {}
 
   /** The command's process as last seen alive (its start time names it). */
@@ -103,7 +118,8 @@ export class ProcessTree {
 
     for (const pid of this.probes) if (!byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
 
-    const roots: ProcessInfo[] = [...(children.get(this.rootPid) ?? [])];
+    const { own, foreign } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid);
+    const roots: ProcessInfo[] = [...own];
     for (const [pid, startTime] of this.known) {
       const info = byPid.get(pid);
       if (info && info.startTime === startTime) roots.push(info);
@@ -151,8 +167,26 @@ export class ProcessTree {
     }
 
     const leftCommands = left.filter((pid) => this.commands.delete(pid));
-    return { members, alive, groups, children, joined, left, leftCommands };
+    return { members, alive, groups, children, joined, left, leftCommands, foreign };
   }
+
+  /** gsup's children that are the tree's; and those newly judged not to be. */
+  private async ownChildren(all: ProcessInfo[], byPid: ReadonlyMap<number, ProcessInfo>): Promise<Owned> {
+    const origin = this.origin;
+    if (!origin?.strict) return { own: all, foreign: [] };
+    const seen = (info: ProcessInfo) =>
+      this.known.get(info.pid) === info.startTime || origin.nodeChildren.has(info.pid) || this.probes.has(info.pid);
+    // A zombie has no environment left to read: reaped, it needs no verdict.
+    const unseen = all.filter((info) => !seen(info) && isAlive(info));
+    if (unseen.length === 0) return { own: all.filter(seen), foreign: [] };
+    const { ours, fresh } = await origin.provenance.judge(unseen, byPid);
+    return { own: all.filter((info) => seen(info) || ours.has(info.pid)), foreign: fresh };
+  }
+}
+
+interface Owned {
+  own: ProcessInfo[];
+  foreign: ProcessInfo[];
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -165,6 +199,10 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot): void {
   for (const info of snapshot.joined) {
     logger.info('tree-join', `pid ${info.pid} joined the tree (${platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
+  }
+  for (const info of snapshot.foreign ?? []) {
+    const message = `pid ${info.pid} (${platform.commandLine(info.pid)}) is not the tree's: reparented to gsup`;
+    logger.info('not-ours', `${message} without the mark of its runs; reaped, never signalled`, { pid: info.pid });
   }
   const left = snapshot.left.filter((pid) => !snapshot.leftCommands.includes(pid));
   if (left.length > 0) logger.info('tree-leave', `pid ${left.join(', ')} left the tree`, { pids: left });

@@ -7,8 +7,10 @@ import { Forwarder } from './forwarder.js';
 import { HealthChecks } from './health.js';
 import { IdleTrim } from './idle-trim.js';
 import { Pm2Supervision } from './pm2.js';
+import { Provenance } from './provenance.js';
 import type { EngineEvent } from './queue.js';
 import { Relayers } from './relayers.js';
+import { spawnRun as spawnCommand } from './run.js';
 import { ScanScheduler } from './scans.js';
 import { StopRounds } from './stop-rounds.js';
 import { ProcessTree } from './tree.js';
@@ -29,26 +31,34 @@ export function wire(
   const cwd = options.cwd ?? '/';
   const env = options.env ?? process.env;
   const fault = (error: unknown) => push({ kind: 'fault', error });
-  const tree = new ProcessTree(platform);
+  const children = new Children(platform, logger);
+  const provenance = new Provenance(platform);
+  // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
+  const origin = { provenance, nodeChildren: children.spawnedByNode, strict: process.pid === 1 };
+  const tree = new ProcessTree(platform, process.pid, origin);
   const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
   // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.
   if (options.status) options.status.lookAtTree = () => !abort.aborted && (scans.request(), true);
-  const children = new Children(platform, logger);
-  const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, env, () => children.reaping, command, cwd) : undefined;
+  const reaping = () => children.reaping;
+  const pm2Env = provenance.env(env, 'pm2');
+  const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
   const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, options.suspendSelf);
   const stops = new StopRounds(platform, logger, forwarder, new Relayers(platform), children, pm2);
   // A probe command is Node's child (libuv reaps it), and its group no part of the tree while it lives.
   const probes = {
     platform,
     cwd,
-    env,
+    env: provenance.env(env, 'health'),
     spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
     ended: (pid: number) => children.spawnedByNode.delete(pid),
   };
   const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
   const trimMemory = platform.trimMemory?.bind(platform);
   const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
-  return { tree, scans, children, pm2, forwarder, stops, health, trim };
+  /** Run `id` of the command: in the start directory, with this gsup's mark in its environment. */
+  const spawnRun = (id: number, args: string[], terminal?: string[]) =>
+    spawnCommand(id, command, args, config, { ...options, env: provenance.env(env, id) }, platform, terminal);
+  return { tree, scans, children, pm2, forwarder, stops, health, trim, spawnRun };
 }
 
 export type Parts = ReturnType<typeof wire>;

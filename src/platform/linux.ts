@@ -1,8 +1,9 @@
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
 import { closePidfd, openPidfd, releaseTerminal, signalPidfd, trimMalloc, widenSignalPipe } from './linux-native.js';
+import { environValue } from './environ.js';
 import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
@@ -127,12 +128,12 @@ export const linuxPlatform: Platform = {
     return name ? `[${name}]` : '';
   },
   ownerMatches(pid) {
-    try {
-      return statSync(`/proc/${pid}`).uid === process.getuid!();
-    } catch {
-      return false;
-    }
+    // Real and effective uid both (the Uid line): a setuid program another user ran is not gsup's user.
+    const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readSmallFile(`/proc/${pid}/status`) ?? '');
+    const uid = process.geteuid!();
+    return uids !== null && Number(uids[1]) === uid && Number(uids[2]) === uid;
   },
+  environValue,
   handOverTerminal(expect) {
     const owned = ownedTerminal(0);
     if (!owned) return undefined;

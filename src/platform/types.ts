@@ -112,8 +112,14 @@ export interface Platform {
   reapOne?(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked';
   /** Reap gsup's zombie children, but never those in `keep`, by a walk of them all (past a 'blocked'). */
   reapZombies?(keep: ReadonlySet<number>): ReapResult;
-  /** Does this pid belong to the user gsup runs as? (Absent: not checked.) */
+  /** Does this pid run as the user gsup runs as (real and effective uid)? Absent where unknown. */
   ownerMatches?(pid: number): boolean;
+  /**
+   * The value of `name` in the environment a process started with, read
+   * without blocking gsup; undefined when absent or unreadable. Absent where
+   * unknown.
+   */
+  environValue?(pid: number, name: string): Promise<string | undefined>;
   /** Force-stop a whole tree where signals are not available (Windows). */
   killTree?(pid: number): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GSUP, PRINTER, ROOT, Run, fixture, gsup, killEverything, leftovers, tempDir, unshareWorks } from '../helpers/gsup.js';
@@ -43,6 +43,50 @@ describe('a pm2 God daemon someone else started, after gsup, in the same PM2_HOM
       god.child.kill('SIGKILL');
       await god.finished();
       home.remove();
+    }
+  });
+});
+
+describe('a process of the tree that calls itself a pm2 God daemon (its own session, pm2’s title)', () => {
+  const cases = [
+    ['for a PM2_HOME of its choosing', 'claimed', ''],
+    ['for gsup’s PM2_HOME, which has no pid file naming it', 'home', ''],
+  ];
+  if (isRoot) cases.push(['for gsup’s PM2_HOME, named by its pid file, as nobody', 'home', '--pid-file --uid 65534']);
+  it.each(cases)('%s: no run of pm2 (on PATH, in the start dir); one SIGTERM stops it', async (_, which, flags) => {
+    const dir = tempDir();
+    const record = join(dir.path, 'pm2-runs');
+    // A pm2 that writes down each run of it: its arguments and PM2_HOME.
+    const fake = `#!/usr/bin/env node\nrequire('fs').appendFileSync(${JSON.stringify(record)}, ` +
+      'JSON.stringify([process.argv.slice(2), process.env.PM2_HOME]) + "\\n");\n';
+    const project = join(dir.path, 'project');
+    for (const bin of [join(dir.path, 'bin'), join(project, 'node_modules', '.bin')]) {
+      mkdirSync(bin, { recursive: true });
+      writeFileSync(join(bin, 'pm2'), fake, { mode: 0o755 });
+    }
+    const home = join(dir.path, 'home');
+    const claimed = join(dir.path, which);
+    for (const folder of [home, claimed]) mkdirSync(folder, { recursive: true });
+    const forged = `node ${fixture('forged-god.js')} --home ${claimed} ${flags} ${'-'.repeat(200)}`;
+    const env = { PM2_HOME: home, PATH: `${join(dir.path, 'bin')}:${process.env.PATH}` };
+    const run = gsup(['-v', '--', 'sh', '-c', `(setsid ${forged} &); exec node ${PRINTER}`], { cwd: project, env });
+    let god: number | undefined;
+    try {
+      await run.ready();
+      god = await run.ready('god');
+      expect(readProc(god)?.sid).toBe(god);
+      run.signal('SIGTERM');
+      expect((await run.finished()).code, run.transcript()).toBe(0);
+      expect(run.count(new RegExp(`^signal: SIGTERM \\(pid: ${god}, god\\)`))).toBe(1);
+      expect(run.count(/^signal: .*god/)).toBe(1);
+      expect(existsSync(record) ? readFileSync(record, 'utf8') : 'never run').toBe('never run');
+      const log = run.stderr.join('\n');
+      expect(log).toMatch(/stopped in \d+ms: 2 exited by themselves, 0 killed/);
+      expect(log).toContain(`pid ${god} calls itself a pm2 God daemon but is not proven gsup's`);
+      expect(log).not.toContain('pm2 kill');
+    } finally {
+      if (god !== undefined && commandLine(god).includes('God Daemon')) process.kill(god, 'SIGKILL');
+      dir.remove();
     }
   });
 });

@@ -1,12 +1,41 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsupAsPid1, hostPidOfPid1, killEverything, unshareWorks } from '../helpers/gsup.js';
-import { allProcs, waitFor } from '../helpers/proc.js';
+import {
+  PRINTER,
+  Run,
+  fixture,
+  gsupAsPid1,
+  hostPidOfPid1,
+  killEverything,
+  tempDir,
+  unshareWorks,
+} from '../helpers/gsup.js';
+import { allProcs, readProc, waitFor } from '../helpers/proc.js';
 
 afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
 if (!unshareWorks) console.warn('skipping the PID 1 tests: `unshare --pid --fork --mount-proc` is not permitted here');
+
+const cmdline = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+  } catch {
+    return '';
+  }
+};
+
+const nsenterWorks = unshareWorks && (() => {
+  try {
+    execFileSync('nsenter', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 async function pid1(run: ReturnType<typeof gsupAsPid1>): Promise<number> {
   let pid: number | undefined;
@@ -107,4 +136,50 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
     expect(took).toBeLessThan(4000);
     expect(run.stderr.join('\n')).toMatch(new RegExp(`1 killed: ${appPid} \\(node .*printer\\.js --ignore-stop\\)`));
   });
+
+  // What `docker exec … sh -c "x &"` leaves is gsup's child, never the tree's.
+  it.skipIf(!nsenterWorks)('--restart always: a `docker exec` orphan is not stopped, the command’s is', async () => {
+    const dir = tempDir();
+    const go = join(dir.path, 'go');
+    // Run 1 leaves a printer behind and exits once told; run 2 is a printer.
+    const script = `if [ -e ${dir.path}/ran ]; then exec node ${PRINTER} --label second; fi; touch ${dir.path}/ran; ` +
+      `node ${PRINTER} --label leftover & while [ ! -e ${go} ]; do sleep 0.05; done; exit 0`;
+    const run = gsupAsPid1(['-v', '--restart', 'always', '--restart-delay', '10ms', '--', 'sh', '-c', script]);
+    let exec: Run | undefined;
+    let foreignHostPid: number | undefined;
+    try {
+      await run.ready('leftover');
+      const gsupPid = await pid1(run);
+      // `docker exec`: a shell that enters gsup's namespaces and leaves a process behind, orphaned to gsup.
+      const left = `node ${PRINTER} --label foreign & sleep 1.3 & exit 0`;
+      exec = new Run('nsenter', ['-t', String(gsupPid), '-p', '-m', 'sh', '-c', left]);
+      const foreign = await exec.ready('foreign');
+      const orphan = (text: string) =>
+        allProcs().find((proc) => proc.ppid === gsupPid && cmdline(proc.pid).includes(text))?.pid;
+      await waitFor(() => (foreignHostPid = orphan('--label\0foreign')) !== undefined, 'the orphan to be gsup’s child');
+      const sleeper = orphan('sleep\x001.3');
+      writeFileSync(go, '');
+      await run.ready('second'); // run 1 ended, its leftover was stopped, run 2 started
+      process.kill(foreignHostPid!, 'SIGUSR2'); // a sign of life: a signal gsup sent would have come first
+      await exec.waitForLine(/^signal: SIGUSR2 /);
+      expect(exec.count(/^signal: /), exec.transcript()).toBe(1);
+      expect(run.count(/^signal: SIGTERM .*leftover/)).toBe(1);
+      expect(run.count(/^clean exit .*leftover/)).toBe(1);
+      expect(run.stderr.join('\n')).toContain(`pid ${foreign} (node ${PRINTER} --label foreign) is not the tree's`);
+      // The final stop: neither signalled nor waited for; the kernel kills it when PID 1 exits.
+      process.kill(gsupPid, 'SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+      expect(run.count(/^signal: SIGTERM .*second/)).toBe(1);
+      await waitFor(() => readProc(foreignHostPid!) === undefined, 'the orphan to be gone with the namespace');
+      // The other orphan ended by itself before: reaped (no zombie of it was left).
+      expect(sleeper).toBeDefined();
+      expect(readProc(sleeper!)).toBeUndefined();
+      expect(exec.count(/^signal: /)).toBe(1);
+    } finally {
+      const alive = foreignHostPid !== undefined && cmdline(foreignHostPid).includes('foreign');
+      if (alive) process.kill(foreignHostPid!, 'SIGKILL');
+      await exec?.finished().catch(() => undefined);
+      dir.remove();
+    }
+  }, 30_000);
 });

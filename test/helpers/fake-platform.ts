@@ -33,6 +33,21 @@ export class FakePlatform implements Platform {
     return this.now;
   }
   readonly commandLines = new Map<number, string>();
+  /** Pids that run as another user than gsup. */
+  readonly otherUsers = new Set<number>();
+  ownerMatches(pid: number) {
+    return !this.otherUsers.has(pid);
+  }
+  /** Each pid's environment; `environValue` answers from it (a pid absent: unreadable). */
+  readonly environs = new Map<number, NodeJS.ProcessEnv>();
+  /** Pids whose environment read never answers (a process in `D` state). */
+  readonly stuckEnvirons = new Set<number>();
+  environReads = 0;
+  environValue(pid: number, name: string): Promise<string | undefined> {
+    this.environReads++;
+    if (this.stuckEnvirons.has(pid)) return new Promise(() => {});
+    return Promise.resolve(this.environs.get(pid)?.[name]);
+  }
   handOverTerminal?: Platform['handOverTerminal'];
   commandLine(pid: number) {
     return this.commandLines.get(pid) ?? `cmd-${pid}`;

@@ -14,26 +14,34 @@ import { ROOT } from '../helpers/gsup.js';
 import { FakePlatform } from '../helpers/fake-platform.js';
 
 const GSUP = process.pid;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
+/** A God daemon of the tree (pid 300) that gsup's PM2_HOME's pid file names, with two apps. */
 function pm2Setup() {
+  const home = mkdtempSync(join(tmpdir(), 'gsup-unit-'));
+  dirs.push(home);
+  writeFileSync(join(home, 'pm2.pid'), '300');
   const platform = new FakePlatform();
   platform.add({ pid: 300, ppid: GSUP, pgid: 300, sid: 300 }); // the God daemon, reparented to gsup
   platform.add({ pid: 301, ppid: 300, pgid: 300, sid: 300 }); // app
   platform.add({ pid: 302, ppid: 300, pgid: 300, sid: 300 }); // app
   platform.add({ pid: 400, ppid: GSUP, pgid: 400, sid: 400 }); // something else
-  platform.commandLines.set(300, 'PM2 v7.0.4: God Daemon (/tmp/home)');
+  platform.commandLines.set(300, `PM2 v7.0.4: God Daemon (${home})`);
   const tree = new ProcessTree(platform, GSUP);
   const lines: string[] = [];
   const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line) });
-  const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: '/nonexistent', PATH: '' }, () => true, 'pm2', ROOT);
-  return { platform, tree, supervision, lines };
+  const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: home, PATH: '' }, () => true, 'pm2', ROOT);
+  return { platform, tree, supervision, lines, home };
 }
 
 describe('pm2 routing', () => {
-  it('finds the God daemon and its home from its title', async () => {
-    const { tree, supervision } = pm2Setup();
+  it('finds the God daemon its pid file names, with gsup’s PM2_HOME', async () => {
+    const { tree, supervision, home } = pm2Setup();
     const managers = await supervision.find(await tree.scan());
-    expect(managers.map((manager) => [manager.info.pid, manager.kind, manager.home])).toEqual([[300, 'daemon', '/tmp/home']]);
+    expect(managers.map((manager) => [manager.info.pid, manager.kind, manager.home])).toEqual([[300, 'daemon', home]]);
   });
 
   it('other signals: the God daemon alone, never its group (its apps would get them twice)', async () => {
@@ -62,11 +70,6 @@ describe('pm2 routing', () => {
 });
 
 describe('pm2 provenance: a God daemon named by the pid file is adopted only when it is the tree’s', () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   /** A God daemon (pid 700, start time 1700) outside the tree, named by $PM2_HOME/pm2.pid. */
   function outsideDaemon(reaping: boolean) {
     const home = mkdtempSync(join(tmpdir(), 'gsup-unit-'));

@@ -1,0 +1,28 @@
+import { lstatSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/**
+ * Why someone other than root and gsup's own user could change what `path`
+ * holds: the file itself, or any directory above it, owned by another user
+ * or writable by group or others. A directory with the sticky bit (`/tmp`)
+ * may be writable by all: no one can rename or remove an entry of ours in it.
+ * Undefined when no one else can; also where there are no owners (Windows).
+ * `path` must be free of symbolic links (a realpath).
+ */
+export function writableByOthers(path: string): string | undefined {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return undefined;
+  for (let current = path; ; current = dirname(current)) {
+    let stat;
+    try {
+      stat = lstatSync(current);
+    } catch {
+      return `${current} cannot be read`;
+    }
+    if (stat.uid !== 0 && stat.uid !== uid) return `${current} belongs to uid ${stat.uid}`;
+    const sticky = stat.isDirectory() && (stat.mode & 0o1000) !== 0 && current !== path;
+    const writers = stat.mode & 0o002 ? 'others' : 'its group';
+    if ((stat.mode & 0o022) !== 0 && !sticky) return `${current} is writable by ${writers}`;
+    if (dirname(current) === current) return undefined;
+  }
+}
