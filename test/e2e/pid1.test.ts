@@ -69,28 +69,6 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
     expect((await run.finished()).code).toBe(status);
   });
 
-  it('reaps 10,000 short-lived orphans: never over 100 zombies at once, 0 at the end', async () => {
-    const script = 'i=0; while [ $i -lt 10000 ]; do (true &); i=$((i+1)); done; echo "made $i orphans"; sleep 0.2; ' +
-      "echo \"zombies: $(grep -l '^[0-9]* ([^)]*) Z' /proc/[0-9]*/stat 2>/dev/null | wc -l)\"";
-    const run = gsupAsPid1(['--', 'sh', '-c', script]);
-    const gsupPid = await pid1(run);
-    let most = 0;
-    const sampler = setInterval(() => {
-      const zombies = allProcs().filter((proc) => proc.ppid === gsupPid && proc.state === 'Z').length;
-      most = Math.max(most, zombies);
-    }, 5);
-    try {
-      // What is measured is zombies, not speed: this VM forks at ~9 ms a pair (77–91 s for the 10,000 idle, over 120 s with every core busy).
-      const exit = await run.finished(300_000);
-      expect(exit.code).toBe(0);
-    } finally {
-      clearInterval(sampler);
-    }
-    expect(run.stdout).toContain('made 10000 orphans');
-    expect(run.stdout).toContain('zombies: 0');
-    expect(most).toBeLessThanOrEqual(100);
-  }, 360_000);
-
   it('without koffi it warns once, still runs, and does not wait on zombies it cannot reap', async () => {
     const run = gsupAsPid1(['-t', '20s', '--', 'sh', '-c', '(true &); (true &); sleep 0.1; exit 3'], { env: { GSUP_FFI: '0' } });
     const started = Date.now();
