@@ -80,7 +80,7 @@ export class Pm2Supervision {
     }
     for (const info of snapshot.joined) {
       if (info.name !== '' && !info.name.startsWith('node') && info.name !== 'pm2') continue;
-      if (CLI.test(this.platform.commandLine(info.pid))) this.cliLived(info, Infinity);
+      if (CLI.test(this.tree.lines.of(info) ?? '')) this.cliLived(info, Infinity);
     }
   }
 
@@ -122,17 +122,17 @@ export class Pm2Supervision {
     return [...found.values()];
   }
 
-  /** Is this pid a pm2 manager (by its command line: one /proc read)? */
-  isManager(pid: number): boolean {
-    const commandLine = this.platform.commandLine(pid);
-    return GOD_TITLE.test(commandLine) || RUNTIME.test(commandLine);
+  /** Is this process a pm2 manager, by its command line read ahead? Undefined while it is not read yet. */
+  isManager(info: ProcessInfo): boolean | undefined {
+    return this.tree.lines.of(info) === undefined ? undefined : this.verdict(info) !== undefined;
   }
 
   /** A command line is read once per process and exec (pid, start time, name): the title pm2 sets changes the name. */
   private verdict(info: ProcessInfo, seen?: Set<string>): Pm2Manager | undefined {
     const key = `${info.pid}:${info.startTime}:${info.name}`;
     seen?.add(key);
-    if (!this.verdicts.has(key)) this.verdicts.set(key, this.classify(info, this.homeFromEnv()));
+    const read = this.tree.lines.of(info) !== undefined; // else no verdict yet, none kept
+    if (!this.verdicts.has(key) && read) this.verdicts.set(key, this.classify(info, this.homeFromEnv()));
     return this.verdicts.get(key);
   }
 
@@ -147,7 +147,7 @@ export class Pm2Supervision {
   }
 
   private classify(info: ProcessInfo, fallbackHome: string): Pm2Manager | undefined {
-    const commandLine = this.platform.commandLine(info.pid);
+    const commandLine = this.tree.lines.of(info) ?? '';
     const god = GOD_TITLE.exec(commandLine);
     if (god) return { info, kind: 'daemon', home: god[1] };
     if (RUNTIME.test(commandLine)) return { info, kind: 'runtime', home: fallbackHome };
@@ -162,6 +162,7 @@ export class Pm2Supervision {
     if (member) return this.classify(member, home);
     const info = await this.platform.processInfo(pid);
     if (!isAlive(info)) return undefined;
+    await this.tree.lines.learn([info]);
     const manager = this.classify(info, home);
     if (!manager) return undefined;
     const why = this.notOurs(info);
@@ -231,7 +232,7 @@ export class Pm2Supervision {
         'pm2-forward',
         `${signal} → pm2 ${manager.kind === 'daemon' ? 'God daemon' : 'runtime'} ${manager.info.pid}` +
           (pm2Kill ? ' (pm2 kill)' : '') +
-          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`).join(', ')}` : ''),
+          (apps.length > 0 ? `, which stops or signals ${apps.map((pid) => `${pid} (${this.tree.lines.describePid(pid)})`).join(', ')}` : ''),
         { pid: manager.info.pid, signal, apps, pm2Kill },
       );
     }

@@ -29,24 +29,26 @@ export function wire(
   const cwd = options.cwd ?? '/';
   const env = options.env ?? process.env;
   const fault = (error: unknown) => push({ kind: 'fault', error });
-  const tree = new ProcessTree(platform);
+  // -v names who joins the tree: their command lines are read in the looks too.
+  const tree = new ProcessTree(platform, process.pid, logger.enabled('info'));
+  const lines = tree.lines;
   const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
   const children = new Children(platform, logger);
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, env, () => children.reaping, command, cwd) : undefined;
-  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, options.suspendSelf);
-  const stops = new StopRounds(platform, logger, forwarder, new Relayers(platform), children, pm2);
-  // A probe command is Node's child (libuv reaps it), and its group no part of the tree while it lives.
+  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, tree, options.suspendSelf);
+  const stops = new StopRounds(platform, logger, forwarder, new Relayers(lines), children, pm2, lines);
+  // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
   const probes = {
     platform,
     cwd,
     env,
     spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
-    ended: (pid: number) => children.spawnedByNode.delete(pid),
+    reaped: (pid: number) => (children.spawnedByNode.delete(pid), tree.probeReaped(pid)),
   };
   const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
   const trimMemory = platform.trimMemory?.bind(platform);
   const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
-  return { tree, scans, children, pm2, forwarder, stops, health, trim };
+  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim };
 }
 
 export type Parts = ReturnType<typeof wire>;

@@ -1,5 +1,8 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HealthRecord, type HealthConfig } from '../../src/engine/health.js';
+import { HealthRecord, probeAll, type HealthConfig, type ProbeContext } from '../../src/engine/health.js';
+import { linuxPlatform } from '../../src/platform/linux.js';
+import { waitFor } from '../helpers/proc.js';
 
 const config: HealthConfig = { maxAgeMs: 60_000, intervalMs: 30_000, timeoutMs: 5000, retries: 3, startIntervalMs: 5000, startPeriodMs: 10_000 };
 const ok = { ok: true, detail: 'exit 0' };
@@ -37,5 +40,30 @@ describe('HealthRecord (Docker’s rules)', () => {
     record.record(ok, 100);
     record.reset(20_000);
     expect(record.record(failed, 20_100)).toEqual({ state: 'starting', counted: false });
+  });
+});
+
+describe('a probe command that times out (a real sh)', () => {
+  it('stays Node’s until Node has reaped it: gsup’s reaper may not take it at the timeout, only after its exit', async () => {
+    const events: string[] = [];
+    let pid = 0;
+    // Both names of the bookkeeping: the test says when it is told the probe is no longer Node's.
+    const done = (probe: number) => events.push(`released ${probe === pid}`);
+    const context = {
+      platform: linuxPlatform,
+      cwd: '/',
+      env: process.env,
+      spawned: (probe: number) => ((pid = probe), events.push('spawned')),
+      reaped: done,
+      ended: done,
+    } as ProbeContext;
+    const result = await probeAll({ ...config, cmd: 'sleep 30', file: undefined, timeoutMs: 200 }, context, new AbortController().signal);
+    // The result comes in the timer's callback, where the SIGKILL was sent: sh is still a child of Node's, unreaped.
+    expect(result).toEqual({ ok: false, detail: 'timed out after 200 ms' });
+    expect(events).toEqual(['spawned']);
+    expect(readFileSync(`/proc/${pid}/stat`, 'latin1')).toMatch(/\) [ZRSD] /);
+    await waitFor(() => events.length === 2, 'Node to reap it');
+    expect(events).toEqual(['spawned', 'released true']);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
   });
 });
