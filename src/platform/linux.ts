@@ -202,7 +202,8 @@ export const linuxPlatform: Platform = {
   },
   checkIdentity() {
     const { problem, groups } = checkPidfds();
-    if (problem) return { problem: `no pidfds (${problem}): each signal is a kill(2) right after a look at its target` };
+    const fallback = 'each signal is a kill(2) right after a look at its target';
+    if (problem) return { problem: `no pidfds (${problem}): ${fallback}` };
     if (!groups) return { note: 'no group signal through a pidfd (Linux < 6.9): kill(2) right after a look at the leader' };
     return {};
   },
