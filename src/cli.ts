@@ -34,7 +34,7 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   // node:http is loaded only then: `gsup -- node app.js` does not pay for it at start-up.
   if (status && board) await (await import('./status-server.js')).serveStatus(board, status.port, status.host);
   // gsup keeps no mount busy, and the command never sees its parent elsewhere: / before the first spawn.
-  const cwd = leaveStartDirectory();
+  const cwd = leaveStartDirectory(logger);
   const handle = supervise(command, args, {
     ...config,
     cwd,
@@ -71,14 +71,24 @@ function warnIfTermStopsNothing(rewrite: CliOptions['rewrite'], logger: Logger):
   logger.warn('rewrite-no-stop', message, { signal: 'SIGTERM', to });
 }
 
-/** Moves gsup to /; returns the start directory, where every run of the command starts. */
-function leaveStartDirectory(): string | undefined {
+/**
+ * Moves gsup to /; returns the start directory, where every run of the
+ * command starts. One that was removed (getcwd fails) is no reason to stay
+ * in it: gsup moves all the same, and the command starts in / (said once).
+ */
+function leaveStartDirectory(logger: Logger): string | undefined {
   let start: string | undefined;
   try {
     start = process.cwd();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+    const message = `the start directory is gone (getcwd: ${code}): the command starts in /`;
+    logger.warn('no-start-directory', message, { code });
+  }
+  try {
     process.chdir('/');
   } catch {
-    // the start directory was removed (the spawn says so), or / cannot be entered: stay
+    // / cannot be entered: stay
   }
   return start;
 }

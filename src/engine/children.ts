@@ -47,7 +47,7 @@ export class Children {
    */
   treeGone(adoptedFromElsewhere: boolean): boolean {
     if (!this.reaping || adoptedFromElsewhere) return false;
-    const any = this.platform.hasChildren?.() ?? this.platform.ownChildren?.().length;
+    const any = this.platform.hasChildren?.() ?? this.platform.ownChildren?.()?.length;
     return any !== undefined && !any;
   }
 

@@ -2,14 +2,12 @@ import type { Platform, ProcessInfo, SignalName } from '../platform/index.js';
 import { membersOf, restrictTargets, type Target } from './plan.js';
 import type { Relayers } from './relayers.js';
 
-// How many members of a group are asked to vouch for it before its members are signalled one by one.
-const WITNESSES = 3;
-
 /**
  * One signal to planned targets, each through its identity (never a bare
- * number a look saw): a group with one signal through a member checked alive,
- * the same and still in it (its leader if it lives: the likeliest to); a
- * process, or a group none of whose members could vouch, one by one.
+ * number a look saw): a group with one signal through its leader, checked
+ * alive, the same and still leading it (the kernel signals through a pidfd
+ * the group whose id is that process's pid: no other member can stand for
+ * it); a process, or a group whose leader is gone or cannot, one by one.
  */
 export function send(platform: Platform, targets: readonly Target[], signal: SignalName): void {
   const single: ProcessInfo[] = [];
@@ -19,9 +17,7 @@ export function send(platform: Platform, targets: readonly Target[], signal: Sig
       continue;
     }
     const leader = target.members.find((info) => info.pid === target.pgid);
-    const witnesses = leader ? [leader, ...target.members.filter((info) => info !== leader)] : target.members;
-    // Most often the first vouches; a few more tries cover members that died since the look.
-    if (!witnesses.slice(0, WITNESSES).some((member) => platform.signalGroup(member, signal))) single.push(...target.members);
+    if (!leader || !platform.signalGroup(leader, signal)) single.push(...target.members);
   }
   if (single.length > 0) platform.signalProcesses(single, signal);
 }

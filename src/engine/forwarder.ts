@@ -5,15 +5,22 @@ import { describeSignal, describeTarget } from './format.js';
 import { describeTargets, restrictTargets, roots, type Target, type TargetMode } from './plan.js';
 import type { Pm2Manager, Pm2Route, Pm2Supervision } from './pm2.js';
 import type { ScanScheduler } from './scans.js';
-import type { TreeSnapshot } from './tree.js';
+import type { ProcessTree, TreeSnapshot } from './tree.js';
 
 // A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
 const FRESH_MS = 50;
 
 /** What the supervisor knows that a forward needs, as it is at the call (a value, built by the shell). */
 export interface ForwardFacts {
-  /** The command's own group while it leads one and is unreaped; whether it is a pm2 manager (looked up once). */
-  readonly run: { readonly pgid: number | undefined; readonly sent: Set<SignalName>; manager?: boolean; unreaped(): boolean };
+  /** The command's group while it leads one and is unreaped; whether it is a pm2 manager (once its line is read). */
+  readonly run: {
+    readonly pid: number | undefined;
+    readonly pgid: number | undefined;
+    readonly sent: Set<SignalName>;
+    manager?: boolean;
+    unreaped(): boolean;
+    signalGroup(signal: SignalName): boolean;
+  };
   readonly managers: Pm2Manager[];
   readonly ownPgid: number;
   /** gsup's own helpers (`pm2 kill`): never a target. */
@@ -28,10 +35,10 @@ export type ForwardHow = { suspend?: boolean; received?: SignalName };
 
 /**
  * Forwarded signals (all but the stop signals): a plan, then one delivery.
- * The command's group gets the signal at once with one kill(-pgid) and no
- * look at the tree (while the command is unreaped its group id cannot be
- * reused); the other roots get it once the tree is known fresh. The same
- * signal waiting for the tree twice is delivered once.
+ * The command's group gets the signal at once, through the pidfd taken at
+ * its spawn, with no look at the tree; the other roots get it once the tree
+ * is known fresh. The same signal waiting for the tree twice is delivered
+ * once.
  */
 export class Forwarder {
   /** Signals waiting for a look: the group each went to at once (if any), and the signal received for it. */
@@ -46,6 +53,7 @@ export class Forwarder {
     private readonly mode: TargetMode,
     private readonly pm2: Pm2Supervision | undefined,
     private readonly scans: ScanScheduler,
+    private readonly tree: ProcessTree,
     private readonly suspendSelf?: () => void,
   ) {}
 
@@ -65,7 +73,7 @@ export class Forwarder {
     facts.run.sent.add(signal);
     let group = this.commandGroup(signal, facts);
     // No such group yet (setsid -c has still to run) or any more: the look at the tree finds its members.
-    if (group !== undefined && !this.platform.kill(-group, signal)) group = undefined;
+    if (group !== undefined && !facts.run.signalGroup(signal)) group = undefined;
     if (group !== undefined && this.logger.enabled('info')) {
       const said = describeSignal(signal, received);
       this.logger.info('forward', `${said} → group ${group}`, { signal, received, targets: [{ pgid: group }] });
@@ -81,6 +89,8 @@ export class Forwarder {
   /** A fresh look at the tree: what waited for it goes out now. Returns what was sent, signal by signal. */
   deliverPending(snapshot: TreeSnapshot | undefined, facts: ForwardFacts): Array<{ signal: SignalName; targets: Target[] }> {
     const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
+    // A God title the command took since its spawn (`pm2 … --no-daemon`): it gets signals alone from now on.
+    if (facts.managers.some((manager) => manager.info.pid === facts.run.pid)) facts.run.manager = true;
     for (const [signal, { group, received }] of this.pending) {
       this.pending.delete(signal);
       const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
@@ -114,15 +124,19 @@ export class Forwarder {
 
   /**
    * The command's process group, when it can be signalled with no look at
-   * the tree: `group` target, the command unreaped, and not a pm2 manager
-   * (which gets signals alone). Not SIGQUIT: pm2 stops its apps on it, so a
-   * pm2 runtime inside the group must get it alone.
+   * the tree: `group` target, the command unreaped, and known to be no pm2
+   * manager (which gets signals alone; until its command line is read, the
+   * look decides). Not SIGQUIT: pm2 stops its apps on it, so a pm2 runtime
+   * inside the group must get it alone.
    */
   private commandGroup(signal: SignalName, facts: ForwardFacts): number | undefined {
     const { run } = facts;
+    const command = this.tree.commandInfo;
     if (run.pgid === undefined || !run.unreaped() || signal === 'SIGQUIT') return undefined;
-    run.manager ??= this.pm2?.isManager(run.pgid) ?? false;
-    return run.manager ? undefined : run.pgid;
+    // By its command line, read at the spawn (the command as first seen is this run's once the pids match).
+    const ours = command !== undefined && command.pid === run.pid;
+    run.manager ??= this.pm2 && ours ? this.pm2.isManager(command) : undefined;
+    return this.pm2 && run.manager !== false ? undefined : run.pgid;
   }
 
   /**
@@ -135,9 +149,10 @@ export class Forwarder {
     const now = performance.now();
     if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
     const { reaping, managers, nodeChildren } = facts;
-    const ownChildren = this.platform.ownChildren;
-    const possible =
-      !reaping || !ownChildren || managers.length > 0 || !!this.pm2?.pidFileExists() || ownChildren().some((pid) => !nodeChildren.has(pid));
+    // gsup's children, where they can be told cheaply (not without /proc/PID/task/TID/children: a look then).
+    const children = this.platform.ownChildren?.();
+    const adopted = managers.length > 0 || !!this.pm2?.pidFileExists();
+    const possible = !reaping || !children || adopted || children.some((pid) => !nodeChildren.has(pid));
     this.rootsVerdict = { at: now, possible };
     return possible;
   }

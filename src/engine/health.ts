@@ -36,9 +36,9 @@ export interface ProbeContext {
   /** The command's start directory: a relative --health-file is its. */
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** A probe command was spawned (Node reaps it; it is no part of the tree) / has ended. */
+  /** A probe command was spawned (Node reaps it; it is no part of the tree) / was reaped by Node (its pid is free). */
   spawned(pid: number): void;
-  ended(pid: number): void;
+  reaped(pid: number): void;
 }
 
 const OUTPUT_KEPT = 200;
@@ -48,8 +48,11 @@ const OUTPUT_GRACE_MS = 100;
 /**
  * `sh -c CMD` in a group of its own; the round ends at its exit (or the
  * timeout), whatever it left holding its output. Its group is SIGKILLed at
- * the timeout while sh is unreaped, and at sh's exit, in the callback that
- * reaped it (members left in the group keep its id from being reused).
+ * the timeout, and at sh's exit, through the pidfd taken at the spawn (it
+ * reaches that group while any member is left, never a later one; without
+ * pidfds, by number, in the callback that reaped sh: members left in the
+ * group keep its id from being reused). sh stays Node's until Node has
+ * reaped it, timed out or not: gsup's reaper must never take its status.
  */
 function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abort: AbortSignal): Promise<ProbeResult> {
   return new Promise((done) => {
@@ -60,9 +63,11 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     const pid = child.pid;
+    // While certain: Node cannot have reaped it yet.
+    const held = pid === undefined ? undefined : context.platform.holdChild(pid);
     if (pid !== undefined) context.spawned(pid);
     let exited = false;
-    const killGroup = () => pid !== undefined && context.platform.kill(-pid, 'SIGKILL');
+    const killGroup = () => held !== undefined && context.platform.signalChild(held, 'SIGKILL', true, true);
     let drain: NodeJS.Timeout | undefined;
     let settled = false;
     const settle = (result: ProbeResult) => {
@@ -73,7 +78,6 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
       abort.removeEventListener('abort', onAbort);
       child.stdout!.destroy();
       child.stderr!.destroy();
-      if (pid !== undefined) context.ended(pid);
       done(result);
     };
     const timer = setTimeout(() => {
@@ -89,6 +93,8 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
     child.once('exit', (code, signal) => {
       exited = true;
       killGroup();
+      if (held !== undefined) context.platform.releaseChild(held);
+      if (pid !== undefined) context.reaped(pid);
       const verdict = (): ProbeResult => {
         const last = output.trim().split('\n').pop() ?? '';
         return code === 0 ? { ok: true, detail: 'exit 0' } : { ok: false, detail: `${signal ? `killed by ${signal}` : `exit ${code}`}${last ? `: ${last}` : ''}` };

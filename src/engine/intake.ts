@@ -3,6 +3,7 @@ import type { SignalName } from '../platform/index.js';
 import { takeOwnSigpipe } from '../platform/sigpipe.js';
 import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../signals.js';
 import type { TargetMode } from './plan.js';
+import type { EventQueue } from './queue.js';
 
 /** What a received signal means to the supervision, once gsup's own signals are taken out and the rules applied. */
 export type Intake =
@@ -84,10 +85,17 @@ export class SignalIntake {
     this.logger.debug('rewrite', `${received} rewritten to ${intake.signal}`, { received, signal: intake.signal });
   }
 
-  /** A stop signal that came before the spawn (taken by Node's start-up handler, or held): then there is no spawn. */
-  stopBeforeSpawn(swallowed: SignalName | undefined, held: readonly SignalName[]): SignalName | undefined {
-    if (swallowed) return this.rewrite(swallowed) ?? undefined;
-    for (const received of held) if (this.isStop(received)) return this.rewrite(received) ?? undefined;
+  /**
+   * A stop signal that came before the spawn (taken by Node's start-up
+   * handler, or held): then there is no spawn. One the rules make no stop
+   * signal (`-r TERM:USR1`) stops nothing: the command starts, and gets it
+   * (held ones wait in the queue; the one Node's handler took joins them).
+   */
+  stopBeforeSpawn(swallowed: SignalName | undefined, queue: EventQueue): SignalName | undefined {
+    for (const received of swallowed ? [swallowed, ...queue.signals()] : queue.signals()) {
+      if (this.isStop(received)) return this.rewrite(received) ?? undefined;
+    }
+    if (swallowed) queue.push({ kind: 'signal', signal: swallowed });
     return undefined;
   }
 

@@ -89,7 +89,7 @@ export class GodProof {
     return this.clis.size > 0;
   }
 
-  noteClis(snapshot: TreeSnapshot): void {
+  noteClis(snapshot: TreeSnapshot, lineOf: (info: ProcessInfo) => string | undefined): void {
     if (snapshot.left.length > 0) {
       const now = this.platform.startTimeNow();
       const left = new Set(snapshot.left);
@@ -97,7 +97,7 @@ export class GodProof {
     }
     for (const info of snapshot.joined) {
       if (info.name !== '' && !info.name.startsWith('node') && info.name !== 'pm2') continue;
-      if (isPm2Cli(this.platform.commandLine(info.pid))) this.cliLived(info, Infinity);
+      if (isPm2Cli(lineOf(info) ?? '')) this.cliLived(info, Infinity);
     }
   }
 

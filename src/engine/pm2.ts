@@ -48,7 +48,7 @@ export class Pm2Supervision {
   }
 
   noteClis(snapshot: TreeSnapshot): void {
-    this.proof.noteClis(snapshot);
+    this.proof.noteClis(snapshot, (info) => this.tree.lines.of(info)); // read ahead, off the loop
   }
 
   cliLived(info: ProcessInfo, until: number): void {
@@ -88,9 +88,10 @@ export class Pm2Supervision {
     return [...found.values()];
   }
 
-  /** Does this pid claim to be a pm2 manager (by its command line: one /proc read)? Routing waits for a look then. */
-  isManager(pid: number): boolean {
-    const commandLine = this.platform.commandLine(pid);
+  /** Is this process a pm2 manager by what it claims (its command line, read ahead)? Undefined while not read yet. */
+  isManager(info: ProcessInfo): boolean | undefined {
+    const commandLine = this.tree.lines.of(info);
+    if (commandLine === undefined) return undefined;
     return godTitleHome(commandLine) !== undefined || isPm2Runtime(commandLine);
   }
 
@@ -99,7 +100,8 @@ export class Pm2Supervision {
     const key = `${info.pid}:${info.startTime}:${info.name}`;
     seen?.add(key);
     if (!this.claims.has(key)) {
-      const commandLine = this.platform.commandLine(info.pid);
+      const commandLine = this.tree.lines.of(info);
+      if (commandLine === undefined) return undefined; // not read yet: no claim, none kept
       const titleHome = godTitleHome(commandLine);
       const runtime = isPm2Runtime(commandLine) ? { kind: 'runtime' as const } : undefined;
       this.claims.set(key, titleHome !== undefined ? { kind: 'daemon', titleHome } : runtime);
@@ -130,6 +132,7 @@ export class Pm2Supervision {
     if (member) return this.judge(member, this.claim(member));
     const info = await this.platform.processInfo(pid);
     if (!isAlive(info)) return undefined;
+    await this.tree.lines.learn([info]);
     const claim = this.claim(info);
     if (claim?.kind !== 'daemon') return undefined;
     const why = this.proof.outsideWhyNot(info) ?? (await this.proof.whyNot(info, claim.titleHome));
@@ -192,7 +195,7 @@ export class Pm2Supervision {
       const pm2Kill = route.pm2Kill.includes(manager);
       const kind = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
       const to = `pm2 ${kind} ${manager.info.pid}${pm2Kill ? ' (pm2 kill)' : ''}`;
-      const named = apps.map((pid) => `${pid} (${this.platform.commandLine(pid)})`);
+      const named = apps.map((pid) => `${pid} (${this.tree.lines.describePid(pid)})`);
       const effect = describePm2Effect(signal, pm2Kill, named);
       const fields = { pid: manager.info.pid, signal, apps, pm2Kill };
       this.logger.info('pm2-forward', `${describeSignal(signal, how.received)} → ${to}${effect}`, fields);

@@ -1,4 +1,5 @@
-import type { Platform, ProcessInfo, SignalName } from '../platform/index.js';
+import type { ProcessInfo, SignalName } from '../platform/index.js';
+import type { CommandLines } from './command-lines.js';
 import { STOP_SIGNALS } from '../signals.js';
 
 /**
@@ -15,9 +16,7 @@ const RELAYERS: RegExp[] = [
 ];
 
 export class Relayers {
-  private readonly verdicts = new Map<string, boolean>();
-
-  constructor(private readonly platform: Platform) {}
+  constructor(private readonly lines: CommandLines) {}
 
   /** The relayers among these processes that a stop signal must skip: those whose child is among them too. */
   toSkip(processes: readonly ProcessInfo[], signal: SignalName): ProcessInfo[] {
@@ -26,24 +25,13 @@ export class Relayers {
     return this.find(processes).filter((info) => parents.has(info.pid));
   }
 
-  /** The relayers among these processes (a command line is read once per process and exec). */
+  /** The relayers among these processes, by the command lines read ahead in the look (one not read yet is none). */
   find(processes: readonly ProcessInfo[]): ProcessInfo[] {
-    const found: ProcessInfo[] = [];
-    const seen = new Set<string>();
-    for (const info of processes) {
+    return processes.filter((info) => {
       // tsx runs in node: only a process named so (or unnamed, where the platform cannot tell) is worth reading.
-      if (info.name !== '' && !info.name.startsWith('node')) continue;
-      const key = `${info.pid}:${info.startTime}:${info.name}`;
-      seen.add(key);
-      let verdict = this.verdicts.get(key);
-      if (verdict === undefined) {
-        const commandLine = this.platform.commandLine(info.pid);
-        verdict = RELAYERS.some((pattern) => pattern.test(commandLine));
-        this.verdicts.set(key, verdict);
-      }
-      if (verdict) found.push(info);
-    }
-    for (const key of this.verdicts.keys()) if (!seen.has(key)) this.verdicts.delete(key);
-    return found;
+      if (info.name !== '' && !info.name.startsWith('node')) return false;
+      const commandLine = this.lines.of(info);
+      return commandLine !== undefined && RELAYERS.some((pattern) => pattern.test(commandLine));
+    });
   }
 }

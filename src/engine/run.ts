@@ -19,8 +19,14 @@ export interface CommandRun {
   sent: Set<SignalName>;
   /** Whether the command is itself a pm2 manager (looked up once, at the first forward). */
   manager?: boolean;
-  /** Its pid (and group id) still names it: Node has not reaped it. The only number gsup signals without a pidfd. */
+  /** Its pid (and group id) still names it: Node has not reaped it. */
   unreaped(): boolean;
+  /**
+   * A signal to the group it leads (`group` target), through the handle taken
+   * at its spawn (Linux: its pidfd, which names that group and no later one);
+   * by number only while it is unreaped. False when there is none.
+   */
+  signalGroup(signal: SignalName): boolean;
 }
 
 /**
@@ -47,6 +53,9 @@ export function spawnRun(
     env: options.env,
     cwd: options.cwd,
   });
+  // While certain: Node cannot have reaped it before this line. Let go once Node has.
+  const held = spawned.pid === undefined ? undefined : platform.holdChild(spawned.pid);
+  if (held) void spawned.exited.then(() => platform.releaseChild(held));
   const run: CommandRun = {
     id,
     pid: spawned.pid,
@@ -57,6 +66,7 @@ export function spawnRun(
     startedAt: Date.now(),
     sent: new Set(),
     unreaped: () => spawned.pid !== undefined && run.exit === undefined && !(spawned.reaped?.() ?? false),
+    signalGroup: (signal) => !!held && !!run.pgid && platform.signalChild(held, signal, true, run.unreaped()),
   };
   return run;
 }
@@ -72,6 +82,7 @@ export function notStarted(): CommandRun {
     startedAt: 0,
     sent: new Set(),
     unreaped: () => false,
+    signalGroup: () => false,
   };
 }
 

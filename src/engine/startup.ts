@@ -21,6 +21,18 @@ export function adoptOrphans(platform: Platform, logger: Logger, subreaper: bool
 }
 
 /**
+ * Whether each signal goes through an identity that cannot be reused
+ * (pidfds): said once, at start, with why not (an old kernel, a seccomp
+ * filter, no fd left, no koffi) — the checked kill(2) that replaces it is a
+ * window, however small.
+ */
+export function checkIdentity(platform: Platform, logger: Logger): void {
+  const { problem, note } = platform.checkIdentity?.() ?? {};
+  if (problem) logger.warn('no-pidfds', problem, { reason: problem });
+  if (note) logger.info('pidfd-groups', note, { reason: note });
+}
+
+/**
  * A flood of signals must not fill Node's signal pipe, or the SIGTERM after
  * it is dropped: widen the pipe, found with `probe` (a signal to self).
  */

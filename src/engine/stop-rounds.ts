@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { Platform, ProcessInfo, SignalName } from '../platform/index.js';
 import type { Children } from './children.js';
+import type { CommandLines } from './command-lines.js';
 import { deliver, send } from './deliver.js';
 import { describeTarget } from './format.js';
 import type { ForwardFacts, Forwarder } from './forwarder.js';
@@ -28,6 +29,7 @@ export class StopRounds {
     private readonly relayers: Relayers,
     private readonly children: Children,
     private readonly pm2: Pm2Supervision | undefined,
+    private readonly lines: CommandLines,
   ) {}
 
   begin(now: number): void {
@@ -77,16 +79,17 @@ export class StopRounds {
     this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
   }
 
-  /** The command's group at once, before any look (its id cannot be reused while the command is unreaped). */
+  /** The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun). */
   killCommandGroup(run: CommandRun, snapshot: TreeSnapshot | undefined): void {
     if (run.pgid === undefined || !run.unreaped()) return;
-    this.record.killing(snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [], (pid) => this.platform.commandLine(pid));
-    this.platform.kill(-run.pgid, 'SIGKILL');
+    const group = snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [];
+    this.record.killing(group, (info) => this.lines.describe(info));
+    run.signalGroup('SIGKILL');
   }
 
   /** SIGKILL for everything of this look: whole groups with one kill each (new forks included), the rest one by one. */
   killRound(snapshot: TreeSnapshot, ownPgid: number): void {
-    this.record.killing(snapshot.alive, (pid) => this.platform.commandLine(pid));
+    this.record.killing(snapshot.alive, (info) => this.lines.describe(info));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
       return;

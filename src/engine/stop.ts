@@ -1,11 +1,10 @@
 import type { ProcessInfo } from '../platform/index.js';
+import { NAMED } from './command-lines.js';
 import { formatDuration } from './format.js';
 import { membersOf, processKey, restrictTargets, unreached, type Target } from './plan.js';
 import type { Pm2Manager } from './pm2.js';
 import type { TreeSnapshot } from './tree.js';
 
-// The summary names this many of the killed (the oldest): only their command lines are read.
-const NAMED = 10;
 
 /**
  * What one stop sequence knows of the processes: who has had the stop signal
@@ -66,8 +65,8 @@ export class StopRecord {
     return fresh;
   }
 
-  /** These are being SIGKILLed: counted, and the oldest named (now, while their command lines can still be read). */
-  killing(alive: ProcessInfo[], commandLine: (pid: number) => string): void {
+  /** These are being SIGKILLed: counted, and the oldest named (by the command lines read ahead, kept now). */
+  killing(alive: ProcessInfo[], commandLine: (info: ProcessInfo) => string): void {
     for (const info of alive) {
       const key = processKey(info);
       this.seen.add(key);
@@ -75,7 +74,7 @@ export class StopRecord {
     }
     for (const info of this.oldestKilled().slice(0, NAMED)) {
       const key = processKey(info);
-      if (!this.names.has(key)) this.names.set(key, commandLine(info.pid));
+      if (!this.names.has(key)) this.names.set(key, commandLine(info));
     }
   }
 

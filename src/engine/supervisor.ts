@@ -15,7 +15,7 @@ import { EventLoop, messageOf } from './event-loop.js';
 import { EventQueue, type EngineEvent } from './queue.js';
 import { notStarted, startDirectory, type CommandRun } from './run.js';
 import type { CommandExit } from './spawn.js';
-import { adoptOrphans, handOverTerminal, widenSignalPipe } from './startup.js';
+import { adoptOrphans, checkIdentity, handOverTerminal, widenSignalPipe } from './startup.js';
 import { Timers } from './timers.js';
 import { LostChildWatch } from './lost-child.js';
 import { logTreeChanges, type TreeSnapshot } from './tree.js';
@@ -95,10 +95,11 @@ class Supervisor {
     inbox?.attach((signal) => this.loop.now({ kind: 'signal', signal }));
     // Before the spawn: an orphan of its first millisecond comes here too.
     this.parts.children.reaping = adoptOrphans(this.platform, this.logger, this.config.subreaper);
+    checkIdentity(this.platform, this.logger);
     // CLI only: the probe is a signal to this very process (and is not forwarded).
     if (inbox) widenSignalPipe(this.platform, this.logger, () => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)));
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
-    const stopFirst = this.intake.stopBeforeSpawn(inbox?.swallowed, this.queue.signals());
+    const stopFirst = this.intake.stopBeforeSpawn(inbox?.swallowed, this.queue);
     if (!stopFirst && this.options.terminal && this.config.target === 'group' && (this.options.stdio ?? 'inherit') === 'inherit') {
       this.terminal = handOverTerminal(this.platform, this.logger, (signal) => this.intake.expectOwn(signal));
     }
@@ -238,7 +239,7 @@ class Supervisor {
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
-    if (this.logger.enabled('info') && !QUIET_PHASES.has(this.state.phase)) logTreeChanges(this.logger, this.platform, snapshot);
+    if (this.logger.enabled('info') && !QUIET_PHASES.has(this.state.phase)) logTreeChanges(this.logger, this.parts.tree, snapshot);
     this.options.status?.treeLooked(snapshot.alive.length);
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {
@@ -267,10 +268,7 @@ class Supervisor {
   private startRun(id: number): void {
     const run = this.parts.spawnRun(id, this.args, this.terminal);
     this.run = run;
-    if (run.pid !== undefined) {
-      this.parts.children.spawnedByNode.add(run.pid);
-      this.parts.tree.setCommand(run.pid);
-    }
+    if (run.pid !== undefined) (this.parts.children.spawnedByNode.add(run.pid), this.parts.tree.setCommand(run.pid));
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
     if (this.parts.health && run.pid !== undefined) {
       this.parts.health.reset(Date.now());

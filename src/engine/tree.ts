@@ -1,6 +1,11 @@
 import type { Logger } from '../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../platform/index.js';
 import type { Provenance } from './provenance.js';
+import { CommandLines } from './command-lines.js';
+
+// A reaped probe is forgotten this long after (start-time units: ticks on Linux, ms elsewhere) though no look saw its
+// group empty: what it left in its group was SIGKILLed when it was reaped. (The map stays small without looks.)
+const FORGET_PROBES_AFTER = 60_000;
 
 /** What one look at the system found of gsup's tree. */
 export interface TreeSnapshot {
@@ -47,47 +52,78 @@ export class ProcessTree {
   private command?: ProcessInfo;
   /** Each run's command, until a look sees it leave. */
   private readonly commands = new Set<number>();
-  /** gsup's own probes (health commands), each the leader of its group: never part of the tree while that group lives. */
-  private readonly probes = new Set<number>();
+  /**
+   * gsup's own probes (health commands), each the leader of its group, by
+   * pid: when it was reaped (Infinity while it runs), in start-time units.
+   */
+  private readonly probes = new Map<number, number>();
   private last: Promise<unknown> = Promise.resolve();
+  /** The command lines of its processes, read ahead off the loop. */
+  readonly lines: CommandLines;
 
   constructor(
     private readonly platform: Platform,
     private readonly rootPid: number = process.pid,
     private readonly origin?: Origin,
-  ) {}
+    /** Read every joining process's command line (for -v). */
+    private readonly verbose = false,
+  ) {
+    this.lines = new CommandLines(platform);
+  }
 
   /** The command's process as last seen alive (its start time names it). */
   get commandInfo(): ProcessInfo | undefined {
     return this.command;
   }
 
-  /** The command's own process, once spawned: its session is part of the tree (read before the next look). */
-  setCommand(pid: number): void {
+  /** The command's own process, once spawned: its session is the tree's (read before the next look). Resolves to it. */
+  setCommand(pid: number): Promise<ProcessInfo | undefined> {
     this.commands.add(pid);
     // One no look ever saw (gone at once) is never seen leaving: only the newest are kept.
     for (const old of this.commands) if (this.commands.size > COMMANDS_KEPT) this.commands.delete(old);
-    this.last = this.last.then(
+    const read = this.last.then(
       () => this.readCommand(pid),
       () => this.readCommand(pid),
     );
+    this.last = read;
+    return read;
   }
 
-  private async readCommand(pid: number): Promise<void> {
+  private async readCommand(pid: number): Promise<ProcessInfo | undefined> {
     const info = await this.platform.processInfo(pid);
     if (info) {
       this.command = info;
       this.known.set(pid, info.startTime);
+      void this.lines.learn([info]); // whether it is a pm2 manager: known before the first forward needs it
     }
+    return info;
   }
 
   /**
    * A probe (Node's child, leading a group of its own): it and its group are
-   * left out of the looks until both are gone; from then on the id may name
-   * a group of the tree.
+   * no part of the tree. No look may be needed to forget it: pids wrap
+   * around, and the running phase takes none.
    */
   ignoreProbe(pid: number): void {
-    this.probes.add(pid);
+    const now = this.platform.startTimeNow();
+    for (const [probe, reapedAt] of this.probes) if (now - reapedAt > FORGET_PROBES_AFTER) this.probes.delete(probe);
+    this.probes.set(pid, Infinity);
+  }
+
+  /**
+   * The probe was reaped (its pid is free from now on): only what started
+   * before this, it or what it left in its group, is the probe's; a later
+   * process with that pid or group id (after the pid counter went round:
+   * the restarted command itself) is not.
+   */
+  probeReaped(pid: number): void {
+    if (this.probes.has(pid)) this.probes.set(pid, this.platform.startTimeNow());
+  }
+
+  /** The probe's own process, or one it left in its group? */
+  private probesOwn(info: ProcessInfo): boolean {
+    const reapedAt = this.probes.get(info.pid) ?? this.probes.get(info.pgid);
+    return reapedAt !== undefined && info.startTime <= reapedAt;
   }
 
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
@@ -116,7 +152,10 @@ export class ProcessTree {
       push(groups, info.pgid, info);
     }
 
-    for (const pid of this.probes) if (!byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
+    // A probe reaped, with nothing left in its group: forgotten.
+    for (const [pid, reapedAt] of this.probes) {
+      if (reapedAt !== Infinity && !byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
+    }
 
     const { own, foreign } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid);
     const roots: ProcessInfo[] = [...own];
@@ -142,7 +181,7 @@ export class ProcessTree {
     const queue = roots;
     while (queue.length > 0) {
       const info = queue.pop()!;
-      if (seen.has(info.pid) || this.probes.has(info.pgid) || this.probes.has(info.pid)) continue;
+      if (seen.has(info.pid) || this.probesOwn(info)) continue;
       seen.add(info.pid);
       members.push(info);
       const below = children.get(info.pid);
@@ -166,6 +205,10 @@ export class ProcessTree {
       }
     }
 
+    // Part of the look: the command lines it needs (see CommandLines.wanted), read off the loop; those gone forgotten.
+    this.lines.keepOnly(byPid);
+    const named = this.verbose ? foreign : []; // -v names the foreign orphans too
+    await this.lines.learn([...this.lines.wanted({ alive, joined }, this.verbose), ...named]);
     const leftCommands = left.filter((pid) => this.commands.delete(pid));
     return { members, alive, groups, children, joined, left, leftCommands, foreign };
   }
@@ -195,13 +238,14 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** At -v: who joined and who left the tree since the last look (the command's exit has a line of its own). */
-export function logTreeChanges(logger: Logger, platform: Platform, snapshot: TreeSnapshot): void {
+/** At -v: who joined and who left the tree since the last look. */
+export function logTreeChanges(logger: Logger, tree: ProcessTree, snapshot: TreeSnapshot): void {
   for (const info of snapshot.joined) {
-    logger.info('tree-join', `pid ${info.pid} joined the tree (${platform.commandLine(info.pid)})`, { pid: info.pid, ppid: info.ppid, pgid: info.pgid });
+    const fields = { pid: info.pid, ppid: info.ppid, pgid: info.pgid };
+    logger.info('tree-join', `pid ${info.pid} joined the tree (${tree.lines.describe(info)})`, fields);
   }
   for (const info of snapshot.foreign ?? []) {
-    const message = `pid ${info.pid} (${platform.commandLine(info.pid)}) is not the tree's: reparented to gsup`;
+    const message = `pid ${info.pid} (${tree.lines.describe(info)}) is not the tree's: reparented to gsup`;
     logger.info('not-ours', `${message} without the mark of its runs; reaped, never signalled`, { pid: info.pid });
   }
   const left = snapshot.left.filter((pid) => !snapshot.leftCommands.includes(pid));

@@ -35,22 +35,24 @@ export function wire(
   const provenance = new Provenance(platform);
   // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
   const origin = { provenance, nodeChildren: children.spawnedByNode, strict: process.pid === 1 };
-  const tree = new ProcessTree(platform, process.pid, origin);
+  // -v names who joins the tree: their command lines are read in the looks too.
+  const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'));
+  const lines = tree.lines;
   const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
   // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.
   if (options.status) options.status.lookAtTree = () => !abort.aborted && (scans.request(), true);
   const reaping = () => children.reaping;
   const pm2Env = provenance.env(env, 'pm2');
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
-  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, options.suspendSelf);
-  const stops = new StopRounds(platform, logger, forwarder, new Relayers(platform), children, pm2);
-  // A probe command is Node's child (libuv reaps it), and its group no part of the tree while it lives.
+  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, tree, options.suspendSelf);
+  const stops = new StopRounds(platform, logger, forwarder, new Relayers(lines), children, pm2, lines);
+  // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
   const probes = {
     platform,
     cwd,
     env: provenance.env(env, 'health'),
     spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
-    ended: (pid: number) => children.spawnedByNode.delete(pid),
+    reaped: (pid: number) => (children.spawnedByNode.delete(pid), tree.probeReaped(pid)),
   };
   const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
   const trimMemory = platform.trimMemory?.bind(platform);
@@ -58,7 +60,7 @@ export function wire(
   /** Run `id` of the command: in the start directory, with this gsup's mark in its environment. */
   const spawnRun = (id: number, args: string[], terminal?: string[]) =>
     spawnCommand(id, command, args, config, { ...options, env: provenance.env(env, id) }, platform, terminal);
-  return { tree, scans, children, pm2, forwarder, stops, health, trim, spawnRun };
+  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, spawnRun };
 }
 
 export type Parts = ReturnType<typeof wire>;

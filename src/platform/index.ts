@@ -4,16 +4,16 @@ import { posixPlatform } from './posix.js';
 import type { Platform } from './types.js';
 import { windowsPlatform } from './windows.js';
 
-export type { Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
+export type { ChildHandle, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
 export { isAlive } from './types.js';
 
 /**
  * The platform of this machine: /proc where there is one, `ps` on other POSIX
- * systems, pidtree and tree-kill on Windows. GSUP_PLATFORM=posix forces the
- * `ps` code path, so it can be tested on Linux.
+ * systems, pidtree and tree-kill on Windows. (Tests of the `ps` code path on
+ * Linux pass `platform` to `supervise()`: no variable switches it.)
  */
 export function currentPlatform(): Platform {
   if (process.platform === 'win32') return windowsPlatform;
-  if (process.env.GSUP_PLATFORM !== 'posix' && existsSync('/proc/self/stat')) return linuxPlatform;
+  if (existsSync('/proc/self/stat')) return linuxPlatform;
   return posixPlatform;
 }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { loadKoffi, loadLibc } from './koffi.js';
 
 // libc through koffi (prctl, waitid, ioctl, pidfds, exec): Node has none of
@@ -39,12 +40,17 @@ export function trimMalloc(): void {
 // pidfd_open(2) and pidfd_send_signal(2): the same numbers on every architecture.
 const SYS_PIDFD_OPEN = 434;
 const SYS_PIDFD_SEND_SIGNAL = 424;
-// Linux 6.9: the signal goes to the process group of the pidfd's process.
+// Linux 6.9: the signal goes to the process group whose id is the pidfd's process's pid (not the group it is in).
 const PIDFD_SIGNAL_PROCESS_GROUP = 4;
 const ESRCH = 3;
 const EINVAL = 22;
 const ENOSYS = 38;
+const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, number]) => [number, name]));
 
+/** An errno as its name (`EPERM`), for the log. */
+export function errnoName(errno: number): string {
+  return ERRNO_NAMES.get(errno) ?? `errno ${errno}`;
+}
 
 let libc: Libc | undefined;
 let failure: string | undefined;
@@ -95,8 +101,9 @@ let pidfdsMissing = false;
 
 /**
  * pidfd_open(pid): a handle on the process that has this pid now; -1 when
- * there is none (gone), undefined where pidfds are not available (no koffi,
- * Linux before 5.3): then the caller falls back to kill(2) after a look.
+ * there is none (gone), undefined where pidfds cannot be had (no koffi, Linux
+ * before 5.3, a seccomp filter, no fd left): then the caller falls back to
+ * kill(2) after a look.
  */
 export function openPidfd(pid: number): Pidfd | -1 | undefined {
   if (pidfdsMissing) return undefined;
@@ -113,21 +120,53 @@ export function openPidfd(pid: number): Pidfd | -1 | undefined {
 let groupSignalsMissing = false;
 
 /**
- * pidfd_send_signal: to that process, or (`group`) to the group it belongs
- * to. False when it is gone; undefined for a group where the kernel predates
- * PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9), remembered.
+ * pidfd_send_signal: to that process, or (`group`) to the process group
+ * whose id is that process's pid — the group it leads, or led: only a
+ * leader's pidfd names its group. 'sent'; 'gone' (ESRCH); 'refused': the
+ * kernel predates PIDFD_SIGNAL_PROCESS_GROUP (remembered), or any other
+ * error (a seccomp filter): the caller falls back to the checked kill(2).
  */
-export function signalPidfd(pidfd: Pidfd, signal: number, group: boolean): boolean | undefined {
-  if (group && groupSignalsMissing) return undefined;
+export function sendPidfd(pidfd: Pidfd, signal: number, group: boolean): 'sent' | 'gone' | 'refused' {
+  if (group && groupSignalsMissing) return 'refused';
   const native = load()!;
-  if (native.pidfdSendSignal(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, null, group ? PIDFD_SIGNAL_PROCESS_GROUP : 0) === 0) return true;
-  if (!group || native.errno() !== EINVAL) return false;
-  groupSignalsMissing = true;
-  return undefined;
+  const flags = group ? PIDFD_SIGNAL_PROCESS_GROUP : 0;
+  if (native.pidfdSendSignal(SYS_PIDFD_SEND_SIGNAL, pidfd, signal, null, flags) === 0) return 'sent';
+  const errno = native.errno();
+  if (errno === ESRCH) return 'gone';
+  if (group && errno === EINVAL) groupSignalsMissing = true;
+  return 'refused';
 }
 
 export function closePidfd(pidfd: Pidfd): void {
   load()!.close(pidfd);
+}
+
+/**
+ * Can gsup signal through pidfds here? Asked once at start, on gsup itself:
+ * undefined when it can (`groups`: also a group through its leader's pidfd,
+ * Linux 6.9), else why not. Signal 0 sends nothing.
+ */
+export function checkPidfds(): { problem?: string; groups: boolean } {
+  const native = load();
+  if (!native) return { problem: `koffi could not be loaded (${failure})`, groups: false };
+  const fd = native.pidfdOpen(SYS_PIDFD_OPEN, process.pid, 0);
+  if (fd < 0) {
+    const errno = native.errno();
+    const why = `${errnoName(errno)}${errno === ENOSYS ? ': Linux before 5.3' : ''}`;
+    return { problem: `pidfd_open failed (${why})`, groups: false };
+  }
+  try {
+    if (native.pidfdSendSignal(SYS_PIDFD_SEND_SIGNAL, fd, 0, null, 0) !== 0) {
+      return { problem: `pidfd_send_signal failed (${errnoName(native.errno())})`, groups: false };
+    }
+    // ESRCH: gsup leads no group, yet the kernel knows the flag.
+    const toGroup = native.pidfdSendSignal(SYS_PIDFD_SEND_SIGNAL, fd, 0, null, PIDFD_SIGNAL_PROCESS_GROUP);
+    const groups = toGroup === 0 || native.errno() === ESRCH;
+    if (!groups) groupSignalsMissing = true;
+    return { groups };
+  } finally {
+    native.close(fd);
+  }
 }
 
 const F_SETFD = 2;

@@ -28,17 +28,47 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
 }
 
 
-/** Every child of this process (any thread's), from /proc/self/task/TID/children. */
-export function ownChildren(): number[] {
+/**
+ * Every child of this process (any thread's), from /proc/self/task/TID/children;
+ * undefined where the kernel has no such file (CONFIG_PROC_CHILDREN) or it is
+ * hidden: then no answer is better than "none".
+ */
+export function ownChildren(): number[] | undefined {
   const pids: number[] = [];
-  for (const task of readdirSync('/proc/self/task')) {
+  let tasks: string[];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return undefined;
+  }
+  // The main thread lives as long as gsup: its file missing means the kernel has none.
+  if (!tasks.includes(String(process.pid))) return undefined;
+  for (const task of tasks) {
     let text: string;
     try {
       text = readFileSync(`/proc/self/task/${task}/children`, 'latin1');
     } catch {
-      continue;
+      if (task === String(process.pid)) return undefined;
+      continue; // a thread that ended meanwhile
     }
     for (const pid of text.split(' ')) if (pid) pids.push(Number(pid));
+  }
+  return pids;
+}
+
+/** gsup's children the slow way, by a look at every process (where ownChildren cannot tell). */
+function childrenByScan(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const code = entry.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    try {
+      const text = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      // Field 4, after the name in parentheses and the state.
+      if (Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 3)[1]) === process.pid) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
   }
   return pids;
 }
@@ -101,7 +131,7 @@ export function reapZombies(keep: ReadonlySet<number>): ReapResult {
   const native = load();
   const result: ReapResult = { reaped: [], notYet: 0 };
   if (!native) return result;
-  for (const pid of ownChildren()) {
+  for (const pid of ownChildren() ?? childrenByScan()) {
     if (keep.has(pid) || !isZombie(pid)) continue;
     // A process whose main thread is a zombie is not reapable until its
     // other threads are gone too (waitpid answers 0): the next SIGCHLD says when.

@@ -1,14 +1,17 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
-import { closePidfd, openPidfd, releaseTerminal, signalPidfd, trimMalloc, widenSignalPipe } from './linux-native.js';
+import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './linux-native.js';
+import { trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
 import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
-import { isAlive, type Platform, type ProcessInfo, type SignalName } from './types.js';
+import { isAlive, type ChildHandle, type Platform, type ProcessInfo, type SignalName } from './types.js';
 
 // One buffer for every read: a /proc scan of thousands of processes must not
 // allocate a Buffer per file (readFileSync also adds an fstat and a second read).
@@ -77,20 +80,42 @@ function stillThere(seen: ProcessInfo, group: boolean): boolean {
 /**
  * One signal through the process's identity: a pidfd opened first, then the
  * start time checked (if the pid now names the process seen, the pidfd is
- * its, and no later process can take it over); without pidfds, the start
- * time re-read immediately before kill(2). `group`: to the group it is in.
+ * its, and no later process can take it over). Without pidfds, or when the
+ * kernel refuses the send (no group signals before Linux 6.9, a seccomp
+ * filter), the start time re-read immediately before kill(2). `group`: to
+ * the group `seen` leads — only a leader's pidfd names its group.
  */
 function signalIdentity(seen: ProcessInfo, signal: SignalName, group: boolean): boolean {
+  if (group && (seen.pid !== seen.pgid || seen.pgid <= 0)) return false;
   const pidfd = openPidfd(seen.pid);
   if (pidfd === -1) return false;
-  if (pidfd === undefined) return stillThere(seen, group) && sendSignal(group ? -seen.pgid : seen.pid, signal);
+  if (pidfd === undefined) return checkedKill(seen, signal, group);
   try {
     if (!stillThere(seen, group)) return false;
-    // No group signal through a pidfd (before Linux 6.9): a member was just checked in it, so the id is its group's.
-    return signalPidfd(pidfd, constants.signals[signal], group) ?? sendSignal(-seen.pgid, signal);
+    const sent = sendPidfd(pidfd, constants.signals[signal], group);
+    return sent === 'refused' ? checkedKill(seen, signal, group) : sent === 'sent';
   } finally {
     closePidfd(pidfd);
   }
+}
+
+function checkedKill(seen: ProcessInfo, signal: SignalName, group: boolean): boolean {
+  return stillThere(seen, group) && sendSignal(group ? -seen.pgid : seen.pid, signal);
+}
+
+/** A child held since its spawn: its pidfd, while held (undefined without pidfds). */
+interface HeldChild extends ChildHandle {
+  pidfd: number | undefined;
+}
+
+// A util-linux or busybox setsid that knows -c says so in its usage (`-c, --ctty`, `[-c]`); an older busybox does not.
+const CTTY_OPTION = /(^|[\s[,])-c\b/m;
+
+/** Does this setsid(1) take -c (the terminal on stdin made the new session's)? Asked once, at start, by its usage. */
+function takesCtty(setsid: string): boolean {
+  const options = { encoding: 'latin1', timeout: 2000, stdio: 'pipe', env: { ...process.env, LC_ALL: 'C' } } as const;
+  const usage = spawnSync(setsid, ['--help'], options);
+  return CTTY_OPTION.test(`${usage.stdout ?? ''}\n${usage.stderr ?? ''}`);
 }
 
 export const linuxPlatform: Platform = {
@@ -119,13 +144,22 @@ export const linuxPlatform: Platform = {
     // Start times are in clock ticks since boot; USER_HZ is 100 on every Linux.
     return Math.ceil(uptime() * 100);
   },
-  commandLine(pid) {
-    const text = readSmallFile(`/proc/${pid}/cmdline`);
-    if (text) return text.replace(/\0+$/, '').split('\0').join(' ');
-    // Kernel threads and zombies have an empty cmdline: fall back to the name.
-    const stat = readSmallFile(`/proc/${pid}/stat`);
-    const name = stat?.match(/\((.*)\)/)?.[1];
-    return name ? `[${name}]` : '';
+  async readCommandLine(pid) {
+    let file;
+    try {
+      file = await open(`/proc/${pid}/cmdline`, 'r');
+    } catch {
+      return undefined; // gone
+    }
+    try {
+      const text = Buffer.allocUnsafe(4096);
+      const { bytesRead } = await file.read(text, 0, text.length, 0);
+      return text.toString('latin1', 0, bytesRead).replace(/\0+$/, '').split('\0').join(' ');
+    } catch {
+      return undefined;
+    } finally {
+      await file.close().catch(() => {});
+    }
   },
   ownerMatches(pid) {
     // Real and effective uid both (the Uid line): a setuid program another user ran is not gsup's user.
@@ -137,11 +171,12 @@ export const linuxPlatform: Platform = {
   handOverTerminal(expect) {
     const owned = ownedTerminal(0);
     if (!owned) return undefined;
-    // util-linux's and busybox's setsid -c: setsid(), then TIOCSCTTY on stdin, then exec;
-    // else gsup's own, run by node (a minimal or distroless image has no setsid).
-    const setsid = onPath('setsid', process.env, '/');
+    // util-linux's and busybox's setsid -c: setsid(), then TIOCSCTTY on stdin, then exec; else gsup's own,
+    // run by node (a minimal or distroless image has no setsid, an old busybox's has no -c).
+    const found = onPath('setsid', process.env, '/');
+    const setsid = found && takesCtty(found) ? found : undefined;
     const wrapper = setsid ? [setsid, '-c'] : [process.execPath, join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs')];
-    if (!setsid && !existsSync(wrapper[1])) return 'no setsid (util-linux or busybox) on PATH, and no exec-tty.cjs beside gsup';
+    if (!setsid && !existsSync(wrapper[1])) return 'no setsid -c on PATH (util-linux, busybox), no exec-tty.cjs';
     const why = releaseTerminal(0);
     if (why) return why;
     // Sent to the foreground group during the ioctl; they reach Node's handlers later.
@@ -149,13 +184,37 @@ export const linuxPlatform: Platform = {
     return wrapper;
   },
   kill: sendSignal,
+  holdChild(pid) {
+    const pidfd = openPidfd(pid);
+    return { pid, pidfd: pidfd === undefined || pidfd === -1 ? undefined : pidfd } satisfies HeldChild;
+  },
+  signalChild(child, signal, group, byNumber) {
+    const { pidfd } = child as HeldChild;
+    if (pidfd !== undefined) {
+      const sent = sendPidfd(pidfd, constants.signals[signal], group);
+      if (sent !== 'refused') return sent === 'sent';
+    }
+    return byNumber && sendSignal(group ? -child.pid : child.pid, signal);
+  },
+  releaseChild(child) {
+    const held = child as HeldChild;
+    if (held.pidfd !== undefined) closePidfd(held.pidfd);
+    held.pidfd = undefined;
+  },
+  checkIdentity() {
+    const { problem, groups } = checkPidfds();
+    const fallback = 'each signal is a kill(2) right after a look at its target';
+    if (problem) return { problem: `no pidfds (${problem}): ${fallback}` };
+    if (!groups) return { note: 'no group signal through a pidfd (Linux < 6.9): kill(2) right after a look at the leader' };
+    return {};
+  },
   signalProcesses(processes, signal) {
     let reached = 0;
     for (const info of processes) if (signalIdentity(info, signal, false)) reached++;
     return reached;
   },
-  signalGroup(member, signal) {
-    return member.pgid > 0 && signalIdentity(member, signal, true);
+  signalGroup(leader, signal) {
+    return signalIdentity(leader, signal, true);
   },
   watchChildren: watchSigchld,
   adoptOrphans,

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { sendSignal, watchSigchld } from './signal.js';
+import { childByNumber, sendSignal, watchSigchld } from './signal.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from './types.js';
 
 // Where there is no /proc (macOS, the BSDs): one `ps` spawn per snapshot.
@@ -89,15 +89,16 @@ export const posixPlatform: Platform = {
   startTimeNow() {
     return Date.now(); // start times are ps's lstart, parsed to epoch milliseconds
   },
-  commandLine() {
-    return ''; // would cost a spawn per pid; the summary shows the pid alone
+  async readCommandLine() {
+    return undefined; // would cost a spawn per pid; the summary shows the pid alone
   },
   kill: sendSignal,
+  ...childByNumber,
   signalProcesses(processes, signal) {
     return signalChecked(processes, signal, false);
   },
-  signalGroup(member, signal) {
-    return member.pgid > 0 && signalChecked([member], signal, true) > 0;
+  signalGroup(leader, signal) {
+    return leader.pgid > 0 && leader.pid === leader.pgid && signalChecked([leader], signal, true) > 0;
   },
   watchChildren: watchSigchld,
 };

@@ -1,4 +1,4 @@
-import type { SignalName } from './types.js';
+import type { Platform, SignalName } from './types.js';
 
 /** kill(2) through Node, answering false (not throwing) when the target is gone. */
 export function sendSignal(pid: number, signal: SignalName): boolean {
@@ -17,3 +17,13 @@ export function watchSigchld(listener: () => void): () => void {
   process.on('SIGCHLD', listener);
   return () => process.off('SIGCHLD', listener);
 }
+
+/**
+ * Where there are no pidfds (macOS, the BSDs, Windows): gsup's child held by
+ * its number, signalled only while the caller knows it names the child.
+ */
+export const childByNumber: Pick<Platform, 'holdChild' | 'signalChild' | 'releaseChild'> = {
+  holdChild: (pid) => ({ pid }),
+  signalChild: (child, signal, group, byNumber) => byNumber && sendSignal(group ? -child.pid : child.pid, signal),
+  releaseChild: () => {},
+};

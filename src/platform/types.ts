@@ -32,6 +32,11 @@ export interface ReapResult {
   notYet: number;
 }
 
+/** gsup's own child as held from its spawn (`Platform.holdChild`): its pid, and where there are pidfds, its pidfd. */
+export interface ChildHandle {
+  readonly pid: number;
+}
+
 /** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
 export type SignalName = NodeJS.Signals;
 
@@ -51,14 +56,38 @@ export interface Platform {
   processInfo(pid: number): Promise<ProcessInfo | undefined>;
   /** The time now, in the unit of `ProcessInfo.startTime`: to place a process's start within another's life. */
   startTimeNow(): number;
-  /** Command line of a pid for log lines; '' when unknown. */
-  commandLine(pid: number): string;
   /**
-   * kill(2) by number: a negative pid signals a process group. Only for what
-   * no number can betray: gsup itself, and its unreaped child (or that
-   * child's group). Returns false when the target is gone.
+   * A pid's command line, read off the event loop (a read of
+   * /proc/PID/cmdline can block on a process in `D` state or a hung FUSE
+   * mount): '' when it has none (a kernel thread, a zombie), undefined when
+   * it cannot be read (gone) or is not known on this platform.
    */
+  readCommandLine(pid: number): Promise<string | undefined>;
+  /** kill(2) by number, for gsup itself only (no number can betray it). Returns false when the target is gone. */
   kill(pid: number, signal: SignalName): boolean;
+  /**
+   * Takes a handle on gsup's own child right after its spawn, while its pid
+   * certainly names it (Node cannot have reaped it yet): Linux opens its
+   * pidfd. Released with `releaseChild`.
+   */
+  holdChild(pid: number): ChildHandle;
+  /**
+   * A signal to a child held since its spawn, or (`group`) to the group it
+   * leads: on Linux through its pidfd, which reaches that very group as long
+   * as any member is left, never a later one with its number. Where there is
+   * no pidfd (or the kernel refuses the send), kill(2) by number, only when
+   * `byNumber` (the caller knows the number still names it: unreaped).
+   * False when the target is gone.
+   */
+  signalChild(child: ChildHandle, signal: SignalName, group: boolean, byNumber: boolean): boolean;
+  releaseChild(child: ChildHandle): void;
+  /**
+   * Asked once at start: whether signals go through identities that cannot
+   * be reused here. `problem`: why not (said as a warning); `note`: a lesser
+   * gap (said at -v). Absent where there are none to have (no pidfds: the
+   * start time is re-read before each kill).
+   */
+  checkIdentity?(): { problem?: string; note?: string };
   /**
    * Signals each process only if it is still the one seen (same pid and start
    * time, not a zombie), through an identity that cannot be reused (Linux: a
@@ -66,13 +95,15 @@ export interface Platform {
    */
   signalProcesses(processes: readonly ProcessInfo[], signal: SignalName): number;
   /**
-   * Signals the process group of `member` (its leader or any other), only
-   * while that member is alive, still the one seen, and still in that group:
-   * a group id cannot be reused while a member lives, so the member vouches
-   * for it (Linux ≥ 6.9 sends through the member's pidfd, atomically). False
-   * when it is not (signal the members one by one then).
+   * Signals the process group that `leader` leads (its pid is the group's
+   * id), only while the leader is alive, still the one seen, and still in
+   * that group: a group's id cannot be reused while its leader lives (Linux
+   * ≥ 6.9 sends through the leader's pidfd: PIDFD_SIGNAL_PROCESS_GROUP
+   * reaches the group whose id is that process's pid, so only a leader's
+   * pidfd names its group). False for any other member, or when the leader
+   * is not (signal the members one by one then).
    */
-  signalGroup(member: ProcessInfo, signal: SignalName): boolean;
+  signalGroup(leader: ProcessInfo, signal: SignalName): boolean;
   /**
    * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
    * wait for the tree can look again at once. Returns the unsubscribe.
@@ -103,8 +134,12 @@ export interface Platform {
   handOverTerminal?(expect: (signal: SignalName) => void): string[] | string | undefined;
   /** Has gsup any child at all (alive or zombie)? In O(1); absent (or undefined) where unknown. */
   hasChildren?(): boolean | undefined;
-  /** gsup's own children (all threads'), cheaply; absent where that needs a full look. */
-  ownChildren?(): number[];
+  /**
+   * gsup's own children (all threads'), cheaply; undefined when it cannot be
+   * told so (Linux without /proc/PID/task/TID/children); absent where that
+   * needs a full look.
+   */
+  ownChildren?(): number[] | undefined;
   /**
    * Reap one zombie child of gsup in O(1), never one in `keep` (Node's own):
    * 'none' when there is none, 'blocked' when the next one is Node's.

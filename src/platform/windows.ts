@@ -1,4 +1,4 @@
-import { sendSignal } from './signal.js';
+import { childByNumber, sendSignal } from './signal.js';
 import type { Platform, ProcessInfo } from './types.js';
 
 // Windows has no signals, groups or sessions: the tree comes from pidtree, a
@@ -18,16 +18,17 @@ export const windowsPlatform: Platform = {
   startTimeNow() {
     return Date.now();
   },
-  commandLine() {
-    return '';
+  async readCommandLine() {
+    return undefined;
   },
   kill: sendSignal,
+  ...childByNumber,
   // No signals and no start times here (tree-kill does the stop): by pid, best effort.
   signalProcesses(processes, signal) {
     return processes.filter((info) => sendSignal(info.pid, signal)).length;
   },
-  signalGroup(member, signal) {
-    return sendSignal(member.pid, signal);
+  signalGroup(leader, signal) {
+    return sendSignal(leader.pid, signal);
   },
   watchChildren: () => () => {},
   async killTree(pid) {

@@ -217,9 +217,10 @@ describe('signals at start-up', () => {
   // The window between seeing whether Node's start-up handler took a stop
   // signal and gsup's own handler going in, held open on purpose (a preload of
   // the test's holds it 1.5 s, as if gsup were preempted there) and a SIGTERM sent into it.
-  const intoTheWindow = async (env: NodeJS.ProcessEnv) => {
+  const intoTheWindow = async (env: NodeJS.ProcessEnv, flags: string[] = []) => {
     const name = label();
-    const run = gsupAsPid1(['-v', '--', 'node', PRINTER, '--label', name], { env, node: ['--require', fixture('hold-handover.cjs')] });
+    const hold = { env, node: ['--require', fixture('hold-handover.cjs')] };
+    const run = gsupAsPid1(['-v', ...flags, '--', 'node', PRINTER, '--label', name], hold);
     await run.waitForLine(/^gsup: \(test\) stop handlers being handed over$/, { stream: 'stderr', timeoutMs: 10_000 });
     const pid1 = hostPidOfPid1(run);
     expect(pid1).toBeDefined();
@@ -233,6 +234,22 @@ describe('signals at start-up', () => {
     expect(exit.code, run.transcript()).toBe(143);
     expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
     expect(run.count(/^ready /), run.transcript()).toBe(0);
+    expect(withLabel(name)).toEqual([]);
+  });
+
+  it.skipIf(!unshareWorks)('as PID 1 with -r TERM:USR1, the same SIGTERM is no stop signal: the command starts, and gets SIGUSR1', async () => {
+    const { run, name } = await intoTheWindow({}, ['-r', 'TERM:USR1']);
+    const hostPid = hostPidOfPid1(run)!;
+    await run.waitForLine(/\] SIGUSR1 → group \d+/, { stream: 'stderr' });
+    try {
+      process.kill(hostPid, 'SIGINT');
+    } catch {
+      // gone already: the SIGUSR1 came before node had a handler for it, and killed it, as it would any process
+    }
+    const exit = await run.finished(10_000);
+    // The app's own end on SIGINT, or (when a signal came before node had set a handler for it) 128+N.
+    expect([0, 130, 138], run.transcript()).toContain(exit.code);
+    expect(run.stderr.join('\n')).not.toMatch(/before the command started/);
     expect(withLabel(name)).toEqual([]);
   });
 

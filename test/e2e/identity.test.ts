@@ -124,9 +124,9 @@ describe('$PM2_HOME/pm2.pid that would block a read', () => {
   });
 });
 
-describe('native code is loaded only from gsup’s package or through Node’s resolution', () => {
+describe('native code is loaded only from gsup’s package, never through a resolution that walks up', () => {
   const binary = `@koromix/koffi-${process.platform}-${process.arch}`;
-  it.skipIf(!existsSync(join(ROOT, 'node_modules', binary)))('a koffi binary planted beside a clone whose own is missing is not mapped', async () => {
+  it.skipIf(!existsSync(join(ROOT, 'node_modules', binary)))('a clone whose own binary is missing maps none: not one planted beside it, not one koffi’s resolution finds', async () => {
     const dir = tempDir();
     try {
       // A clone in a folder anyone may write to: gsup's files, koffi's loader but not its binary.
@@ -141,9 +141,10 @@ describe('native code is loaded only from gsup’s package or through Node’s r
       await run.ready();
       const maps = readFileSync(`/proc/${run.pid}/maps`, 'latin1');
       expect(maps).not.toContain(planted);
-      // Node's resolution may find the real one (through the symlink), or nothing (koffi's loader keeps the link's path): never the planted one.
-      const loaded = maps.includes(join(ROOT, 'node_modules', binary)) ? 'the real one' : run.stderr.some((line) => line.includes('koffi could not be loaded')) ? 'none' : 'another';
-      expect(loaded, maps).not.toBe('another');
+      // koffi's own loader, reached through the clone's node_modules/koffi, would find the real one (it resolves from its
+      // real path, upwards): gsup never asks it. It runs without koffi, and says so (no subreaper, no pidfds).
+      expect(maps).not.toContain(join(ROOT, 'node_modules', binary));
+      expect(run.stderr.join('\n'), run.transcript()).toMatch(/koffi could not be loaded \(no koffi binary for /);
       run.signal('SIGTERM');
       expect((await run.finished()).code).toBe(0);
     } finally {
@@ -195,6 +196,18 @@ describe('gsup’s own status', () => {
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe('a start directory removed before gsup starts (getcwd fails)', () => {
+  it('gsup moves to / all the same, and the command starts in /, said once', async () => {
+    const dir = tempDir();
+    // The shell enters the directory, removes it, then becomes gsup: gsup starts where getcwd fails.
+    const line = `cd ${dir.path} && rmdir ${dir.path} && exec ${process.execPath} ${GSUP} -- sh -c 'readlink /proc/$PPID/cwd; pwd'`;
+    const run = new Run('sh', ['-c', line]);
+    expect(await run.finished()).toEqual({ code: 0, signal: null });
+    expect(run.stdout, run.transcript()).toEqual(['/', '/']);
+    expect(run.stderr.filter((text) => text.includes('the start directory is gone (getcwd: ENOENT): the command starts in /'))).toHaveLength(1);
   });
 });
 

@@ -69,13 +69,16 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
     expect((await run.finished()).code).toBe(status);
   });
 
-  it('without koffi it warns once, still runs, and does not wait on zombies it cannot reap', async () => {
+  it('without koffi it warns once of each loss (reaping, pidfds), still runs, and does not wait on zombies it cannot reap', async () => {
     const run = gsupAsPid1(['-t', '20s', '--', 'sh', '-c', '(true &); (true &); sleep 0.1; exit 3'], { env: { GSUP_FFI: '0' } });
     const started = Date.now();
     const exit = await run.finished();
     expect(exit.code).toBe(3);
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(run.stderr).toEqual(['[gsup] as PID 1 gsup cannot reap orphaned zombies: koffi could not be loaded (GSUP_FFI=0)']);
+    expect(run.stderr).toEqual([
+      '[gsup] as PID 1 gsup cannot reap orphaned zombies: koffi could not be loaded (GSUP_FFI=0)',
+      '[gsup] no pidfds (koffi could not be loaded (GSUP_FFI=0)): each signal is a kill(2) right after a look at its target',
+    ]);
   });
 
   it('container stop, well-behaved app: exits with its status before the 10 s SIGKILL', async () => {

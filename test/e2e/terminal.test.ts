@@ -194,6 +194,24 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
     expect(run.stdout.join('\n')).not.toMatch(/controlling terminal/);
   });
 
+  it('group, a setsid on PATH that has no -c (an old busybox): not trusted, gsup’s own exec helper hands the terminal over', async () => {
+    const dir = tempDir();
+    try {
+      // Its usage names no -c, and -c is no option of its.
+      const fake = '#!/bin/sh\ncase "$1" in\n  --help) echo "Usage: setsid PROG ARGS" >&2; exit 1;;\n  -*) echo "setsid: unrecognized option: $1" >&2; exit 1;;\nesac\nexec /usr/bin/setsid "$@"\n';
+      writeFileSync(join(dir.path, 'setsid'), fake, { mode: 0o755 });
+      const script = 'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi; read -r l < /proc/$$/stat; set -- $l; echo "pid $1 sid $6"';
+      const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, { env: { PATH: `${dir.path}:${process.env.PATH}` } });
+      expect((await run.finished()).code, run.transcript()).toBe(0);
+      expect(run.stdout).toContain('ctty-ok');
+      const [, pid, sid] = /^pid (\d+) sid (\d+)$/m.exec(run.stdout.join('\n')) ?? [];
+      expect(pid, run.transcript()).toBeDefined();
+      expect(sid).toBe(pid);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it.each([
     ['no koffi', { GSUP_FFI: '0' }, /the command gets no controlling terminal: koffi could not be loaded \(GSUP_FFI=0\)/],
   ])('group, %s: one warning, and the command runs without a terminal as before', async (_, env, warning) => {

@@ -49,7 +49,7 @@ export class FakePlatform implements Platform {
     return Promise.resolve(this.environs.get(pid)?.[name]);
   }
   handOverTerminal?: Platform['handOverTerminal'];
-  commandLine(pid: number) {
+  async readCommandLine(pid: number) {
     return this.commandLines.get(pid) ?? `cmd-${pid}`;
   }
   kill(pid: number, signal: SignalName) {
@@ -74,10 +74,18 @@ export class FakePlatform implements Platform {
     }
     return reached;
   }
-  signalGroup(member: ProcessInfo, signal: SignalName) {
-    if (!this.same(member) || this.processes.get(member.pid)!.pgid !== member.pgid) return false;
-    return this.kill(-member.pgid, signal);
+  signalGroup(leader: ProcessInfo, signal: SignalName) {
+    if (leader.pid !== leader.pgid || !this.same(leader) || this.processes.get(leader.pid)!.pgid !== leader.pgid) return false;
+    return this.kill(-leader.pgid, signal);
   }
+  /** gsup's child, held by its number (as where there are no pidfds): only while the engine says it is unreaped. */
+  holdChild(pid: number) {
+    return { pid };
+  }
+  signalChild(child: { pid: number }, signal: SignalName, group: boolean, byNumber: boolean) {
+    return byNumber && this.kill(group ? -child.pid : child.pid, signal);
+  }
+  releaseChild() {}
 
   /** SIGCHLD: the engine's listener, fired by `sigchld()`. */
   private childListener?: () => void;
@@ -95,7 +103,7 @@ export class FakePlatform implements Platform {
   readonly zombies: ReapedChild[] = [];
   adoptOrphans?: (subreaper: boolean) => string | undefined;
   reapOne?: (keep: ReadonlySet<number>) => ReapedChild | 'none' | 'blocked';
-  ownChildren?: () => number[];
+  ownChildren?: () => number[] | undefined;
   enableReaping(gsupPid: number): void {
     this.adoptOrphans = () => undefined;
     this.reapOne = () => {

@@ -1,5 +1,6 @@
 import { signalNumber } from '../../src/signals.js';
 import { describe, expect, it } from 'vitest';
+import { CommandLines } from '../../src/engine/command-lines.js';
 import { exitStatus } from '../../src/engine/exit-status.js';
 import { SignalIntake } from '../../src/engine/intake.js';
 import { onExitAction } from '../../src/engine/on-exit.js';
@@ -188,3 +189,38 @@ describe('SignalIntake', () => {
   });
 });
 
+describe('CommandLines: read ahead, off the loop, never waited for long', () => {
+  it('a read that never ends (a process in D state) is waited for 100 ms once; with both readers stuck, not at all', async () => {
+    const platform = new FakePlatform();
+    const stuck = [platform.add({ pid: 10, ppid: 1, name: 'node' }), platform.add({ pid: 11, ppid: 1, name: 'node' })];
+    const plain = platform.add({ pid: 12, ppid: 1, name: 'node' });
+    const read = platform.readCommandLine.bind(platform);
+    platform.readCommandLine = (pid) => (pid === 10 || pid === 11 ? new Promise(() => {}) : read(pid));
+    const lines = new CommandLines(platform);
+    let started = performance.now();
+    await lines.learn(stuck);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(lines.of(stuck[0])).toBeUndefined();
+    expect(lines.describe(stuck[0])).toBe('[node]');
+    started = performance.now();
+    await lines.learn([...stuck, plain]); // every reader stuck: nothing new can be read now, and nothing is waited for
+    expect(performance.now() - started).toBeLessThan(50);
+    expect(lines.of(plain)).toBeUndefined();
+  });
+
+  it('wants node processes, gsup’s children, session leaders and the ten oldest; forgets what is gone', async () => {
+    const platform = new FakePlatform();
+    const all = Array.from({ length: 30 }, (_, index) => platform.add({ pid: 100 + index, ppid: 1, pgid: 1, sid: 1, name: 'sleep', startTime: 5000 - index }));
+    const node = platform.add({ pid: 200, ppid: 1, pgid: 1, sid: 1, name: 'node', startTime: 9000 });
+    const child = platform.add({ pid: 201, ppid: process.pid, pgid: 1, sid: 1, name: 'sh', startTime: 9001 });
+    const lines = new CommandLines(platform);
+    const wanted = lines.wanted({ alive: [...all, node, child], joined: [] }, false);
+    expect(wanted.map((info) => info.pid).sort()).toEqual([120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 200, 201]);
+    await lines.learn(wanted);
+    expect(lines.of(node)).toBe('cmd-200');
+    lines.keepOnly(new Map([[201, child]]));
+    expect(lines.of(node)).toBeUndefined();
+    expect(lines.of(child)).toBe('cmd-201');
+  });
+});

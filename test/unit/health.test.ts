@@ -1,8 +1,11 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HealthRecord, probeAll, type HealthConfig, type ProbeContext } from '../../src/engine/health.js';
 import { currentPlatform } from '../../src/platform/index.js';
+import { linuxPlatform } from '../../src/platform/linux.js';
+import { waitFor } from '../helpers/proc.js';
 
 const config: HealthConfig = { maxAgeMs: 60_000, intervalMs: 30_000, timeoutMs: 5000, retries: 3, startIntervalMs: 5000, startPeriodMs: 10_000 };
 const ok = { ok: true, detail: 'exit 0' };
@@ -99,7 +102,7 @@ describe('--health-url', () => {
     return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked };
   }
 
-  const context: ProbeContext = { platform: currentPlatform(), cwd: '/', env: {}, spawned: () => {}, ended: () => {} };
+  const context: ProbeContext = { platform: currentPlatform(), cwd: '/', env: {}, spawned: () => {}, reaped: () => {} };
   const probe = (url: string) => probeAll({ ...config, url }, context, new AbortController().signal);
 
   it('200–399 is healthy, as Kubernetes’ httpGet; a redirect is not followed', async () => {
@@ -108,5 +111,30 @@ describe('--health-url', () => {
       expect(await probe(`${base}/${status}`), String(status)).toEqual({ ok: status < 400, detail: `HTTP ${status}` });
     }
     expect(asked).not.toContain('/elsewhere'); // the 3xx answers' Location was never asked for
+  });
+});
+
+describe('a probe command that times out (a real sh)', () => {
+  it('stays Node’s until Node has reaped it: gsup’s reaper may not take it at the timeout, only after its exit', async () => {
+    const events: string[] = [];
+    let pid = 0;
+    // Both names of the bookkeeping: the test says when it is told the probe is no longer Node's.
+    const done = (probe: number) => events.push(`released ${probe === pid}`);
+    const context = {
+      platform: linuxPlatform,
+      cwd: '/',
+      env: process.env,
+      spawned: (probe: number) => ((pid = probe), events.push('spawned')),
+      reaped: done,
+      ended: done,
+    } as ProbeContext;
+    const result = await probeAll({ ...config, cmd: 'sleep 30', file: undefined, timeoutMs: 200 }, context, new AbortController().signal);
+    // The result comes in the timer's callback, where the SIGKILL was sent: sh is still a child of Node's, unreaped.
+    expect(result).toEqual({ ok: false, detail: 'timed out after 200 ms' });
+    expect(events).toEqual(['spawned']);
+    expect(readFileSync(`/proc/${pid}/stat`, 'latin1')).toMatch(/\) [ZRSD] /);
+    await waitFor(() => events.length === 2, 'Node to reap it');
+    expect(events).toEqual(['spawned', 'released true']);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
   });
 });

@@ -98,6 +98,7 @@ describe('the loop, phase by phase', () => {
   it('running: a forwarded signal goes to the command’s group at once, before any look at the tree', async () => {
     const { platform, start } = setup({ reaping: true });
     const handle = start();
+    await advance(); // the command's line, read off the loop at its spawn: it is no pm2 manager
     handle.signal('SIGHUP');
     await advance();
     expect(killsOf(platform, 'SIGHUP')).toEqual([-500]);
@@ -215,8 +216,9 @@ describe('the loop, phase by phase', () => {
     platform.processes.get(501)!.ppid = GSUP; // reparented
     commands[0].finish({ code: 3, signal: null });
     await advance(100);
-    // The group's leader (the command) is gone; the member left in it vouches for its id (checked, then one signal to the group).
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    // The group's leader (the command) is gone: no other member stands for the group (a pidfd names only the group
+    // its process leads), so the member left in it gets the signal by itself.
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
     expect((await handle.exited).exitCode).toBe(3);
   });
 
@@ -256,6 +258,7 @@ describe('the loop, phase by phase', () => {
   it('a missed SIGCHLD: the command’s exit is noticed while signals flood in (libuv is nudged with a SIGCHLD of our own)', async () => {
     const { platform, start } = setup();
     const handle = start();
+    await advance(); // the command's line, read at its spawn
     for (let index = 0; index < 100; index++) {
       handle.signal('SIGWINCH');
       await advance(); // each one handled: not merged
@@ -293,20 +296,20 @@ describe('the loop, phase by phase', () => {
     platform.processes.delete(500);
     platform.processes.get(501)!.ppid = GSUP;
     commands[0].finish({ code: 1, signal: null });
-    // The leftover (ignoring SIGTERM) is being stopped before the restart: through its group, which it vouches for.
+    // The leftover (ignoring SIGTERM) is being stopped before the restart: by itself (its group's leader is gone).
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([-500, -500]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([501, 501]);
     expect(killsOf(platform, 'SIGKILL')).toEqual([]);
     handle.signal('SIGTERM');
     await advance(50);
-    expect(killsOf(platform, 'SIGKILL')).toContain(-500);
+    expect(killsOf(platform, 'SIGKILL')).toContain(501);
     expect((await handle.exited).exitCode).toBe(1);
     expect(commands).toHaveLength(1);
   });
@@ -367,6 +370,21 @@ describe('the loop, phase by phase', () => {
     expect((await handle.exited).exitCode).toBe(143);
   });
 
+  it.each([
+    ['swallowed by Node’s start-up handler (PID 1)', { attach: () => {}, swallowed: 'SIGTERM' as const }],
+    ['held by gsup’s handlers', { attach: (listener: (signal: SignalName) => void) => listener('SIGTERM') }],
+  ])('-r TERM:USR1 and a SIGTERM before the spawn, %s: no stop signal, so the command starts and gets SIGUSR1', async (_, inbox) => {
+    const { platform, start, commands } = setup();
+    const handle = start({ inbox, rewrite: new Map([['SIGTERM', 'SIGUSR1']]) });
+    await advance(100);
+    expect(commands).toHaveLength(1);
+    expect(killsOf(platform, 'SIGUSR1')).toEqual([-500]);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([]);
+    handle.signal('SIGINT');
+    await advance(100);
+    expect((await handle.exited).exitCode).toBe(130);
+  });
+
   it('an internal error stops the tree with the normal sequence and exits 125', async () => {
     const { platform, start } = setup();
     const list = platform.listProcesses.bind(platform);
@@ -376,6 +394,7 @@ describe('the loop, phase by phase', () => {
       return list();
     };
     const handle = start();
+    await advance(); // the command's line, read at its spawn
     handle.signal('SIGHUP'); // forwarded; its look at the tree fails
     await advance(100);
     expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);

@@ -1,8 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { linuxPlatform, parseStat } from '../../src/platform/linux.js';
 import { parsePsLine, posixPlatform } from '../../src/platform/posix.js';
-import { isAlive, type ProcessInfo } from '../../src/platform/index.js';
+import { interpreterOf, koffiPlaces, libcOf } from '../../src/platform/koffi.js';
+import { ROOT } from '../helpers/gsup.js';
+import { currentPlatform, isAlive, type ProcessInfo } from '../../src/platform/index.js';
 import { waitFor } from '../helpers/proc.js';
 
 describe('/proc/PID/stat', () => {
@@ -17,12 +22,26 @@ describe('/proc/PID/stat', () => {
     expect(isAlive(self)).toBe(true);
     expect(isAlive({ ...self!, state: 'Z' })).toBe(false);
     expect(await linuxPlatform.processInfo(2 ** 30)).toBeUndefined();
-    expect(linuxPlatform.commandLine(process.pid)).toContain('node');
+    expect(await linuxPlatform.readCommandLine(process.pid)).toContain('node');
+    expect(await linuxPlatform.readCommandLine(2 ** 30)).toBeUndefined();
   });
 
   it('lists processes quickly: this one among them', async () => {
     const all = await linuxPlatform.listProcesses();
     expect(all.some((info) => info.pid === process.pid)).toBe(true);
+  });
+});
+
+describe('the platform of this machine', () => {
+  it('is /proc here, whatever the environment says: no test hook in what users run', () => {
+    const before = process.env.GSUP_PLATFORM;
+    process.env.GSUP_PLATFORM = 'posix';
+    try {
+      expect(currentPlatform()).toBe(linuxPlatform);
+    } finally {
+      if (before === undefined) delete process.env.GSUP_PLATFORM;
+      else process.env.GSUP_PLATFORM = before;
+    }
   });
 });
 
@@ -79,5 +98,58 @@ describe.each([
     await new Promise((resolve) => child.once('exit', resolve));
     expect(platform.signalProcesses([info], 'SIGTERM')).toBe(0);
     expect(platform.signalGroup(info, 'SIGTERM')).toBe(false);
+  });
+});
+
+describe('koffi’s binary: only from gsup’s own package, the build for node’s C library first', () => {
+  const fromDist = (root: string) => pathToFileURL(join(root, 'dist/cli.cjs')).href;
+
+  it('glibc first on glibc, musl first on musl (Alpine): both builds of the platform’s package, nothing else', () => {
+    expect(koffiPlaces(fromDist('/opt/gsup'), 'linux', 'x64', 'glibc')).toEqual([
+      '/opt/gsup/node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node',
+      '/opt/gsup/node_modules/@koromix/koffi-linux-x64/musl_x64/koffi.node',
+    ]);
+    expect(koffiPlaces(fromDist('/opt/gsup'), 'linux', 'arm64', 'musl')).toEqual([
+      '/opt/gsup/node_modules/@koromix/koffi-linux-arm64/musl_arm64/koffi.node',
+      '/opt/gsup/node_modules/@koromix/koffi-linux-arm64/linux_arm64/koffi.node',
+    ]);
+  });
+
+  it('installed as a dependency: also the node_modules gsup is in (where npm puts its dependencies), never one above it', () => {
+    const places = koffiPlaces(fromDist('/app/node_modules/@acme/gsup'), 'linux', 'x64', 'musl');
+    expect(places).toEqual([
+      '/app/node_modules/@acme/gsup/node_modules/@koromix/koffi-linux-x64/musl_x64/koffi.node',
+      '/app/node_modules/@acme/gsup/node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node',
+      '/app/node_modules/@koromix/koffi-linux-x64/musl_x64/koffi.node',
+      '/app/node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node',
+    ]);
+    // A clone anywhere: its own node_modules alone (not /tmp/@koromix, not /tmp/node_modules).
+    expect(koffiPlaces(fromDist('/tmp/gsup'), 'linux', 'x64', undefined).every((path) => path.startsWith('/tmp/gsup/node_modules/'))).toBe(true);
+    // Run from source (the tests): the checkout's node_modules.
+    expect(koffiPlaces(pathToFileURL(join(ROOT, 'src/platform/linux-native.ts')).href, 'linux', 'x64', 'glibc')[0]).toBe(
+      join(ROOT, 'node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node'),
+    );
+  });
+
+  it('tells the C library by node’s ELF interpreter', () => {
+    const elf = (interpreter: string) => {
+      // A 64-bit little-endian ELF header whose one program header is PT_INTERP.
+      const head = Buffer.alloc(512);
+      head.writeUInt32BE(0x7f454c46, 0);
+      head[4] = 2;
+      head[5] = 1;
+      head.writeBigUInt64LE(64n, 32);
+      head.writeUInt16LE(56, 54);
+      head.writeUInt16LE(1, 56);
+      head.writeUInt32LE(3, 64);
+      head.writeBigUInt64LE(200n, 72);
+      head.writeBigUInt64LE(BigInt(interpreter.length + 1), 96);
+      head.write(`${interpreter}\0`, 200, 'latin1');
+      return head;
+    };
+    expect(interpreterOf(elf('/lib/ld-musl-x86_64.so.1'))).toBe('/lib/ld-musl-x86_64.so.1');
+    expect(interpreterOf(elf('/lib64/ld-linux-x86-64.so.2'))).toBe('/lib64/ld-linux-x86-64.so.2');
+    expect(interpreterOf(Buffer.from('#!/bin/sh\n'))).toBeUndefined();
+    expect(libcOf(process.execPath)).toBe(existsSync('/lib/ld-musl-x86_64.so.1') || existsSync('/lib/ld-musl-aarch64.so.1') ? 'musl' : 'glibc');
   });
 });

@@ -127,13 +127,15 @@ describe('pm2-runtime is recognised by the program it runs', () => {
     ['node server.js --log /var/log/pm2-runtime', false],
     ['nodemon pm2-runtime', false],
     ['sh -c pm2-runtime start app.js', false],
-  ])('%s: %s', (commandLine, manager) => {
+  ])('%s: %s', async (commandLine, manager) => {
     const platform = new FakePlatform();
+    const info = platform.add({ pid: 10, ppid: 1, name: 'node' });
     platform.commandLines.set(10, commandLine);
     const tree = new ProcessTree(platform, GSUP);
     const logger = new Logger({ verbosity: 0 });
     const supervision = new Pm2Supervision(platform, tree, logger, { PATH: '' }, () => true, 'node', '/');
-    expect(supervision.isManager(10)).toBe(manager);
+    await tree.lines.learn([info]); // read ahead, as a look does
+    expect(supervision.isManager(info)).toBe(manager);
   });
 });
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readSmallRegularFile } from '../../src/platform/small-file.js';
 import { Pm2Supervision, findPm2Cli } from '../../src/engine/pm2.js';
 import { Relayers } from '../../src/engine/relayers.js';
+import { CommandLines } from '../../src/engine/command-lines.js';
 import { deliver } from '../../src/engine/deliver.js';
 import { roots, type Target } from '../../src/engine/plan.js';
 import { ProcessTree } from '../../src/engine/tree.js';
@@ -117,7 +118,7 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
     expect(await supervision.find(await tree.scan())).toEqual([]);
   });
 
-  it('reads a pid file without blocking: a FIFO, a device and a large file are not read', () => {
+  it('reads a pid file without blocking, and never through a link: a FIFO, a device, a large file, a link to a pid file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsup-unit-'));
     dirs.push(dir);
     execFileSync('mkfifo', [join(dir, 'fifo')]);
@@ -128,41 +129,50 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
     expect(readSmallRegularFile(join(dir, 'zero'), 64)).toBeUndefined();
     expect(readSmallRegularFile(join(dir, 'large'), 64)).toBeUndefined();
     expect(readSmallRegularFile(join(dir, 'pid'), 64)).toBe('123\n');
+    // Whoever can write beside the pid file (a PM2_HOME the app owns) must not point gsup at another one.
+    symlinkSync(join(dir, 'pid'), join(dir, 'link'));
+    expect(readSmallRegularFile(join(dir, 'link'), 64)).toBeUndefined();
   });
 });
 
 describe('relayers', () => {
-  it('recognises tsx by its command line, once per process', () => {
+  it('recognises tsx by its command line, read ahead once per process; one not read yet is none', async () => {
     const platform = new FakePlatform();
     const tsx = platform.add({ pid: 10, ppid: 1, name: 'node' });
     const app = platform.add({ pid: 11, ppid: 10, name: 'node' });
-    const shell = platform.add({ pid: 12, ppid: 10, name: 'sh' }); // not node: its command line is not even read
+    const shell = platform.add({ pid: 12, ppid: 10, name: 'sh' }); // not node: its command line is not even asked for
     platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
     platform.commandLines.set(11, 'node --require /srv/node_modules/tsx/dist/preflight.cjs src/index.ts');
-    const relayers = new Relayers(platform);
     platform.commandLines.set(12, 'node /srv/node_modules/.bin/tsx never-read.ts');
+    const lines = new CommandLines(platform);
+    const relayers = new Relayers(lines);
+    expect(relayers.find([tsx, app, shell])).toEqual([]); // nothing read yet
+    await lines.learn([tsx, app, shell]);
     expect(relayers.find([tsx, app, shell])).toEqual([tsx]);
-    platform.commandLines.set(10, 'changed: the verdict is kept for the same process');
+    platform.commandLines.set(10, 'changed: the line is kept for the same process');
+    await lines.learn([tsx, app]);
     expect(relayers.find([tsx, app])).toEqual([tsx]);
   });
 
-  it('a stop signal skips tsx when its child gets it too (the child gets it once, tsx relays nothing); alone, tsx gets it', () => {
+  it('a stop signal skips tsx when its child gets it too (the child gets it once, tsx relays nothing); alone, tsx gets it', async () => {
     const platform = new FakePlatform();
     const npm = platform.add({ pid: 9, ppid: 1, name: 'npm exec tsx' });
     const tsx = platform.add({ pid: 10, ppid: 9, pgid: 9, name: 'node' });
     const app = platform.add({ pid: 11, ppid: 10, pgid: 9, name: 'node' });
     platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
+    const lines = new CommandLines(platform);
+    await lines.learn([npm, tsx, app]);
     const group: Target = { kind: 'group', pgid: 9, members: [npm, tsx, app] };
-    deliver(platform, [group], 'SIGTERM', new Relayers(platform));
+    deliver(platform, [group], 'SIGTERM', new Relayers(lines));
     expect(platform.kills).toEqual([
       { pid: 9, signal: 'SIGTERM' },
       { pid: 11, signal: 'SIGTERM' },
     ]);
     platform.kills.length = 0;
-    deliver(platform, [group], 'SIGUSR2', new Relayers(platform)); // not a stop signal: the group, as a terminal sends it
+    deliver(platform, [group], 'SIGUSR2', new Relayers(lines)); // not a stop signal: the group, as a terminal sends it
     expect(platform.kills).toEqual([{ pid: -9, signal: 'SIGUSR2' }]);
     platform.kills.length = 0;
-    deliver(platform, [{ kind: 'process', process: tsx }], 'SIGTERM', new Relayers(platform)); // its child is elsewhere: tsx relays
+    deliver(platform, [{ kind: 'process', process: tsx }], 'SIGTERM', new Relayers(lines)); // its child is elsewhere: tsx relays
     expect(platform.kills).toEqual([{ pid: 10, signal: 'SIGTERM' }]);
   });
 });

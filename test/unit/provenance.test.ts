@@ -13,7 +13,7 @@ function pid1Tree(strict = true) {
   const platform = new FakePlatform();
   const provenance = new Provenance(platform, 'tok');
   const nodeChildren = new Set<number>();
-  const tree = new ProcessTree(platform, GSUP, { provenance, nodeChildren, strict });
+  const tree = new ProcessTree(platform, GSUP, { provenance, nodeChildren, strict }, true);
   return { platform, provenance, nodeChildren, tree };
 }
 
@@ -53,7 +53,7 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     expect(pids(snapshot.alive)).toEqual([11, 12]);
     expect(pids(snapshot.foreign ?? [])).toEqual([20, 22, 23]);
     const lines: string[] = [];
-    logTreeChanges(new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) }), platform, snapshot);
+    logTreeChanges(new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) }), tree, snapshot);
     const said = "[gsup] pid 20 (cmd-20) is not the tree's: reparented to gsup without the mark of its runs";
     expect(lines).toContain(`${said}; reaped, never signalled`);
     // Each is read once: the next look knows them.
