@@ -240,7 +240,7 @@ describe('signals at start-up', () => {
   it.skipIf(!unshareWorks)('as PID 1 with -r TERM:USR1, the same SIGTERM is no stop signal: the command starts, and gets SIGUSR1', async () => {
     const { run, name } = await intoTheWindow({}, ['-r', 'TERM:USR1']);
     const hostPid = hostPidOfPid1(run)!;
-    await run.waitForLine(/\] SIGUSR1 → group \d+/, { stream: 'stderr' });
+    await run.waitForLine(/\] SIGTERM \(as SIGUSR1\) → group \d+/, { stream: 'stderr' });
     try {
       process.kill(hostPid, 'SIGINT');
     } catch {
