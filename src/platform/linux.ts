@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
 import { closePidfd, openPidfd, releaseTerminal, signalPidfd, trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
-import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
+import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
@@ -159,6 +159,7 @@ export const linuxPlatform: Platform = {
   },
   watchChildren: watchSigchld,
   adoptOrphans,
+  askParentDeathSignal,
   reapOne,
   hasChildren,
   widenSignalPipe,
