@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GSUP, PRINTER, Run, fixture, gsup, killEverything } from '../helpers/gsup.js';
-import { isAlive, waitFor } from '../helpers/proc.js';
+import { isAlive, related, waitFor } from '../helpers/proc.js';
 
 // -p (tini's): gsup's parent is SIGKILLed; the kernel's parent-death signal
 // is the only word gsup gets of it. The parent is a shell that starts gsup
@@ -10,9 +10,10 @@ import { isAlive, waitFor } from '../helpers/proc.js';
 const orphaned: number[] = [];
 
 afterEach(() => {
-  const left = orphaned.splice(0).filter(isAlive);
+  // Each with its tree (taken before the kill: the tree leaves gsup then).
+  const left = related(orphaned.splice(0).filter(isAlive)).map((proc) => proc.pid);
   for (const pid of left) process.kill(pid, 'SIGKILL');
-  expect(left, 'gsups left behind').toEqual([]);
+  expect(left, 'gsups (and their trees) left behind').toEqual([]);
   expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
