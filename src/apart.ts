@@ -40,9 +40,10 @@ export function apart(then: (carried: Carried) => void): void {
   delete env[KEY];
   const nodeOptions = env.NODE_OPTIONS;
   if (note !== undefined && nodeOptions === undefined) return then(arrived(note));
-  if (!nodeOptions?.trim()) return then({ held: [], armed: false, ppid });
-  if (process.platform !== 'linux') return then({ held: [], armed: false, ppid, together: `not on ${process.platform}` });
-  if (env.GSUP_FFI === '0') return then({ held: [], armed: false, ppid, together: 'GSUP_FFI=0' });
+  const here: Carried = { held: [], armed: false, ppid };
+  if (!nodeOptions?.trim()) return then(here);
+  if (process.platform !== 'linux') return then({ ...here, together: `not on ${process.platform}` });
+  if (env.GSUP_FFI === '0') return then({ ...here, together: 'GSUP_FFI=0' });
   const marker = loadMarker(moduleUrl, process.pid === 1);
   // An alarm kept across the exec that started gsup: the marker could not be told from it.
   const pending = marker?.alarm(0) ?? 0;

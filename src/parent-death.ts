@@ -22,14 +22,13 @@ export function askForParentDeath(
     ? platform.askParentDeathSignal(signalNumber(signal))
     : `not on ${process.platform} (Linux only)`;
   if (why !== undefined) {
-    logger.warn('no-pdeathsig', `-p ${signal}: gsup cannot ask for a signal on its parent's death: ${why}`, { signal, reason: why });
+    const message = `-p ${signal}: gsup cannot ask for a signal on its parent's death: ${why}`;
+    logger.warn('no-pdeathsig', message, { signal, reason: why });
     return;
   }
   const now = ppid();
   if (now === startPpid) return;
   receive(signal);
-  logger.warn('parent-died', `gsup's parent (pid ${startPpid}) died before -p ${signal} was asked for: ${signal} received`, {
-    signal,
-    ppid: startPpid,
-  });
+  const message = `gsup's parent (pid ${startPpid}) died before -p ${signal} was asked for: ${signal} received`;
+  logger.warn('parent-died', message, { signal, ppid: startPpid });
 }

@@ -36,5 +36,6 @@ export function parseRewrite(text: string, what = '--rewrite'): [SignalName, Sig
 export function parseDeathSignal(text: string, what: string): SignalName {
   const signal = parseSignal(text, what)!;
   if (!NOT_FORWARDED.has(signal)) return signal;
-  throw new UsageError(`invalid signal ${quoted(text)} for ${what}: gsup cannot handle ${signal}; e.g. SIGTERM stops the tree`);
+  const why = `gsup cannot handle ${signal}; e.g. SIGTERM stops the tree`;
+  throw new UsageError(`invalid signal ${quoted(text)} for ${what}: ${why}`);
 }

@@ -36,8 +36,8 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
 export function askParentDeathSignal(signal: number): string | undefined {
   const native = load();
   if (!native) return `koffi could not be loaded (${nativeFailure()})`;
-  if (native.prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0) !== 0) return `prctl(PR_SET_PDEATHSIG) failed (errno ${native.errno()})`;
-  return undefined;
+  if (native.prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0) === 0) return undefined;
+  return `prctl(PR_SET_PDEATHSIG) failed (errno ${native.errno()})`;
 }
 
 /** Every child of this process (any thread's), from /proc/self/task/TID/children. */

@@ -4,11 +4,12 @@ import { askForParentDeath } from '../../src/parent-death.js';
 import type { SignalName } from '../../src/platform/index.js';
 import { FakePlatform } from '../helpers/fake-platform.js';
 
-/** askForParentDeath with a platform that answers `why` and a parent that is `ppidNow`; what it asked, received and said. */
+/** askForParentDeath, the platform answering `why`, the parent now `ppidNow`: what it asked, received and said. */
 function ask(why: string | undefined | 'absent', ppidNow: number) {
   const platform = new FakePlatform();
   const asked: number[] = [];
-  if (why !== 'absent') Object.assign(platform, { askParentDeathSignal: (signal: number) => (asked.push(signal), why) });
+  const askParentDeathSignal = (signal: number) => (asked.push(signal), why);
+  if (why !== 'absent') Object.assign(platform, { askParentDeathSignal });
   const lines: string[] = [];
   const received: SignalName[] = [];
   const logger = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
@@ -21,7 +22,7 @@ describe('askForParentDeath (-p)', () => {
     expect(ask(undefined, 4242)).toEqual({ asked: [15], received: [], lines: [] });
   });
 
-  it('a parent changed since gsup started (reparented to 1 or a subreaper): the signal counts as received, said once', () => {
+  it('a parent changed since gsup started (now 1 or a subreaper): the signal counts as received, said once', () => {
     const { received, lines } = ask(undefined, 1);
     expect(received).toEqual(['SIGTERM']);
     expect(lines).toEqual(["[gsup] gsup's parent (pid 4242) died before -p SIGTERM was asked for: SIGTERM received\n"]);
@@ -30,8 +31,9 @@ describe('askForParentDeath (-p)', () => {
   it('the kernel cannot be asked, or there is no such thing here: one warning, nothing received', () => {
     const failed = ask('koffi could not be loaded (GSUP_FFI=0)', 1);
     expect(failed.received).toEqual([]);
-    expect(failed.lines).toEqual(["[gsup] -p SIGTERM: gsup cannot ask for a signal on its parent's death: koffi could not be loaded (GSUP_FFI=0)\n"]);
+    const cannot = "[gsup] -p SIGTERM: gsup cannot ask for a signal on its parent's death:";
+    expect(failed.lines).toEqual([`${cannot} koffi could not be loaded (GSUP_FFI=0)\n`]);
     const absent = ask('absent', 4242);
-    expect(absent.lines).toEqual([`[gsup] -p SIGTERM: gsup cannot ask for a signal on its parent's death: not on ${process.platform} (Linux only)\n`]);
+    expect(absent.lines).toEqual([`${cannot} not on ${process.platform} (Linux only)\n`]);
   });
 });
