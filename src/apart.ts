@@ -24,6 +24,8 @@ export interface Carried {
   armed: boolean;
   /** Why gsup runs with the app's NODE_OPTIONS after all. */
   together?: string;
+  /** gsup's parent when gsup's first line ran (before execve): `-p` tells a parent that died since. */
+  ppid?: number;
 }
 
 const KEY = 'GSUP_APART';
@@ -32,14 +34,16 @@ const STOPS = ['SIGTERM', 'SIGINT'] as const;
 /** Calls `then` in the process that goes on: this one (nothing to leave, or it could not), or the new one. */
 export function apart(then: (carried: Carried) => void): void {
   const moduleUrl = import.meta.url;
+  const ppid = process.ppid;
   const env = process.env;
   const note = env[KEY];
   delete env[KEY];
   const nodeOptions = env.NODE_OPTIONS;
   if (note !== undefined && nodeOptions === undefined) return then(arrived(note));
-  if (!nodeOptions?.trim()) return then({ held: [], armed: false });
-  if (process.platform !== 'linux') return then({ held: [], armed: false, together: `not on ${process.platform}` });
-  if (env.GSUP_FFI === '0') return then({ held: [], armed: false, together: 'GSUP_FFI=0' });
+  const here: Carried = { held: [], armed: false, ppid };
+  if (!nodeOptions?.trim()) return then(here);
+  if (process.platform !== 'linux') return then({ ...here, together: `not on ${process.platform}` });
+  if (env.GSUP_FFI === '0') return then({ ...here, together: 'GSUP_FFI=0' });
   const marker = loadMarker(moduleUrl, process.pid === 1);
   // An alarm kept across the exec that started gsup: the marker could not be told from it.
   const pending = marker?.alarm(0) ?? 0;
@@ -50,8 +54,8 @@ export function apart(then: (carried: Carried) => void): void {
   if (armed) for (const signal of STOPS) if (marker.swap(signal)) held.push(signal);
   const go = () => {
     const { NODE_OPTIONS: _, ...rest } = env as Record<string, string>;
-    const why = execNodeAgain({ ...rest, [KEY]: JSON.stringify({ nodeOptions, held, armed }) }, moduleUrl);
-    then({ held, armed, together: why });
+    const why = execNodeAgain({ ...rest, [KEY]: JSON.stringify({ nodeOptions, held, armed, ppid }) }, moduleUrl);
+    then({ held, armed, ppid, together: why });
   };
   // A preload's SIGTERM handle: what libuv took before the swap comes out in the next poll.
   const listened = STOPS.filter((signal) => process.listenerCount(signal) > 0);
@@ -62,7 +66,7 @@ export function apart(then: (carried: Carried) => void): void {
 
 /** The new process: NODE_OPTIONS back for the command, and what the old one carried. */
 function arrived(note: string): Carried {
-  let carried: { nodeOptions?: unknown; held?: unknown; armed?: unknown };
+  let carried: { nodeOptions?: unknown; held?: unknown; armed?: unknown; ppid?: unknown };
   try {
     carried = JSON.parse(note);
   } catch {
@@ -70,5 +74,6 @@ function arrived(note: string): Carried {
   }
   if (typeof carried.nodeOptions === 'string') process.env.NODE_OPTIONS = carried.nodeOptions;
   const held = Array.isArray(carried.held) ? carried.held.filter((s): s is SignalName => typeof s === 'string' && Object.hasOwn(constants.signals, s)) : [];
-  return { held, armed: carried.armed === true };
+  const ppid = Number.isInteger(carried.ppid) ? (carried.ppid as number) : undefined;
+  return { held, armed: carried.armed === true, ppid };
 }

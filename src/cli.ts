@@ -7,12 +7,14 @@ import { formatDuration } from './engine/format.js';
 import { StatusBoard } from './engine/status-board.js';
 import { supervise } from './engine/supervisor.js';
 import { npmRunningGsup } from './npm-parent.js';
+import { askForParentDeath } from './parent-death.js';
+import { currentPlatform } from './platform/index.js';
 import { STOP_SIGNALS } from './signals.js';
 
 declare const GSUP_VERSION: string;
 
 async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
-  const { command, args, verbosity, logFormat, status, grace, ...config } = options;
+  const { command, args, verbosity, logFormat, status, grace, pdeathsig, ...config } = options;
   const logger = await createLogger({ verbosity, format: logFormat });
   if (grace !== undefined) {
     logger.info('grace', `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, then the kill timeout ${formatDuration(config.killTimeout)}`, {
@@ -24,6 +26,8 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   if (inbox.together) {
     logger.warn('node-options', `NODE_OPTIONS is gsup's too (${inbox.together}): a preload's signal handlers, timers and ports run in gsup as well`, { why: inbox.together });
   }
+  // Before the spawn: a parent gone since gsup's first line stops gsup before the command starts.
+  if (pdeathsig) askForParentDeath(pdeathsig, inbox.ppid, currentPlatform(), logger, inbox.receive);
   warnIfTermStopsNothing(config.rewrite, logger);
   const npm = npmRunningGsup(process.env);
   if (npm && !(await import('node:tty')).isatty(0)) {

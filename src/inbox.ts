@@ -17,6 +17,10 @@ export interface SignalInbox {
   readonly swallowed: SignalName | undefined;
   /** Why gsup could not leave the app's NODE_OPTIONS behind (apart.ts), when it could not. */
   readonly together?: string;
+  /** gsup's parent when gsup's first line ran. */
+  readonly ppid: number;
+  /** A signal treated as received (the parent-death signal, when the parent died before it was asked for). */
+  receive(signal: SignalName): void;
 }
 
 export { apart } from './apart.js';
@@ -28,8 +32,9 @@ export function listen(carried: Carried = { held: [], armed: false }): SignalInb
   setFlagsFromString('--optimize-for-size');
   const held: SignalName[] = [...carried.held];
   let listener: ((signal: SignalName) => void) | undefined;
+  const receive = (signal: SignalName) => (listener ? listener(signal) : held.push(signal));
   // Never removed: until gsup exits, no signal may find it without a handler (as PID 1 or not).
-  const on = (signal: SignalName) => process.on(signal, () => (listener ? listener(signal) : held.push(signal)));
+  const on = (signal: SignalName) => process.on(signal, () => receive(signal));
   const stops: SignalName[] = ['SIGTERM', 'SIGINT'];
   // Every other signal first: that loads Node's signal machinery, so the stop
   // handlers replace Node's start-up one at once (see handOverStopSignals).
@@ -38,6 +43,8 @@ export function listen(carried: Carried = { held: [], armed: false }): SignalInb
   return {
     swallowed,
     together: carried.together,
+    ppid: carried.ppid ?? process.ppid,
+    receive,
     attach(next) {
       listener = next;
       for (const signal of held.splice(0)) next(signal);

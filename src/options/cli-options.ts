@@ -9,7 +9,7 @@ import { parseDuration } from './duration.js';
 import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
-import { parseRewrite } from './signals.js';
+import { parseDeathSignal, parseRewrite } from './signals.js';
 
 /** What the command line asks for: the engine's configuration, the command, and gsup's own logging. */
 export interface CliOptions extends SupervisorConfig {
@@ -21,6 +21,8 @@ export interface CliOptions extends SupervisorConfig {
   status: { port: number; host: string | undefined } | undefined;
   /** The orchestrator's grace period (ms), when given: the kill timeout was fitted into it. */
   grace: number | undefined;
+  /** `-p`: the signal gsup asks the kernel for when its parent dies. */
+  pdeathsig: SignalName | undefined;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -161,6 +163,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
   const maxRestarts = pick('maxRestarts', '--max-restarts', 'GSUP_MAX_RESTARTS');
   const restartDelay = pick('restartDelay', '--restart-delay', 'GSUP_RESTART_DELAY');
   const health = healthConfig(pick);
+  const pdeathsig = pick('pdeathsig', '--pdeathsig', 'GSUP_PDEATHSIG');
   const rewrite = new Map<SignalName, SignalName | null>();
   for (const [value, what] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
     const [from, to] = parseRewrite(value, what);
@@ -193,6 +196,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) => exitCode(value, what)),
     verbosity,
     health,
+    pdeathsig: pdeathsig && parseDeathSignal(...pdeathsig),
   };
 
   const [command, ...args] = commandLine;

@@ -31,3 +31,11 @@ export function parseRewrite(text: string, what = '--rewrite'): [SignalName, Sig
   }
   return [from, parseSignal(parts[1], `${what} ${quoted(text)}`, true)];
 }
+
+/** `-p`: a signal gsup can receive (SIGKILL would end gsup and leave the tree; SIGSTOP, SIGCHLD are no request). */
+export function parseDeathSignal(text: string, what: string): SignalName {
+  const signal = parseSignal(text, what)!;
+  if (!NOT_FORWARDED.has(signal)) return signal;
+  const why = `gsup cannot handle ${signal}; e.g. SIGTERM stops the tree`;
+  throw new UsageError(`invalid signal ${quoted(text)} for ${what}: ${why}`);
+}

@@ -6,6 +6,7 @@ import type { ReapedChild, ReapResult } from './types.js';
 // waitid/waitpid: never waitpid(-1), which would take the command's status
 // from Node/libuv.
 
+const PR_SET_PDEATHSIG = 1;
 const PR_SET_CHILD_SUBREAPER = 36;
 const WNOHANG = 1;
 const P_ALL = 0;
@@ -27,6 +28,17 @@ export function adoptOrphans(subreaper: boolean): string | undefined {
   return undefined;
 }
 
+/**
+ * PR_SET_PDEATHSIG: the kernel sends `signal` to gsup when the thread that
+ * started gsup ends. Asked from the main thread (the setting is the calling
+ * thread's). Returns why not.
+ */
+export function askParentDeathSignal(signal: number): string | undefined {
+  const native = load();
+  if (!native) return `koffi could not be loaded (${nativeFailure()})`;
+  if (native.prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0) === 0) return undefined;
+  return `prctl(PR_SET_PDEATHSIG) failed (errno ${native.errno()})`;
+}
 
 /**
  * Every child of this process (any thread's), from /proc/self/task/TID/children;

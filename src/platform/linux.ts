@@ -7,7 +7,7 @@ import { constants, uptime } from 'node:os';
 import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './linux-native.js';
 import { trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
-import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
+import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
@@ -218,6 +218,7 @@ export const linuxPlatform: Platform = {
   },
   watchChildren: watchSigchld,
   adoptOrphans,
+  askParentDeathSignal,
   reapOne,
   hasChildren,
   widenSignalPipe,

@@ -116,6 +116,12 @@ export interface Platform {
    */
   adoptOrphans?(subreaper: boolean): string | undefined;
   /**
+   * Ask the kernel for `signal` (a number) when gsup's parent dies
+   * (PR_SET_PDEATHSIG). Returns why it cannot, or undefined when asked.
+   * Absent where there is no such thing (Linux only).
+   */
+  askParentDeathSignal?(signal: number): string | undefined;
+  /**
    * Make Node's signal pipe (one per loop; libuv drops a signal when it is
    * full) as large as allowed, finding it with `probe` (a signal to self).
    * Returns the new size in bytes, or why not. Absent where unknown.

@@ -217,6 +217,15 @@ describe('parseCommandLine', () => {
     expect((await parse(['x'])).pm2).toBe(true);
   });
 
+  it('-p and GSUP_PDEATHSIG take a signal as -r does (the flag wins); none by default', async () => {
+    expect((await parse(['x'])).pdeathsig).toBeUndefined();
+    expect((await parse(['-p', 'TERM', 'x'])).pdeathsig).toBe('SIGTERM');
+    expect((await parse(['--pdeathsig', '10', 'x'])).pdeathsig).toBe('SIGUSR1');
+    expect((await parse(['x'], { GSUP_PDEATHSIG: 'sigint' })).pdeathsig).toBe('SIGINT');
+    expect((await parse(['-p', 'HUP', 'x'], { GSUP_PDEATHSIG: 'INT' })).pdeathsig).toBe('SIGHUP');
+    await expect(parse(['-p', 'KILL', 'x'])).rejects.toThrow(UsageError);
+  });
+
   it('counts -v', async () => {
     expect((await parse(['-v', 'x'])).verbosity).toBe(1);
     expect((await parse(['-vv', 'x'])).verbosity).toBe(2);
