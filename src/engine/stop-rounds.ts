@@ -28,6 +28,8 @@ export class StopRounds {
     private readonly relayers: Relayers,
     private readonly children: Children,
     private readonly pm2: Pm2Supervision | undefined,
+    /** Told before each SIGKILL (its deaths are gsup's own, not the OOM killer's: deaths.ts). */
+    private readonly killing: () => void = () => {},
   ) {}
 
   begin(now: number): void {
@@ -80,12 +82,14 @@ export class StopRounds {
   /** The command's group at once, before any look (its id cannot be reused while the command is unreaped). */
   killCommandGroup(run: CommandRun, snapshot: TreeSnapshot | undefined): void {
     if (run.pgid === undefined || !run.unreaped()) return;
+    this.killing();
     this.record.killing(snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [], (pid) => this.platform.commandLine(pid));
     this.platform.kill(-run.pgid, 'SIGKILL');
   }
 
   /** SIGKILL for everything of this look: whole groups with one kill each (new forks included), the rest one by one. */
   killRound(snapshot: TreeSnapshot, ownPgid: number): void {
+    this.killing();
     this.record.killing(snapshot.alive, (pid) => this.platform.commandLine(pid));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
 import { closePidfd, openPidfd, releaseTerminal, signalPidfd, trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
+import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
@@ -163,6 +164,8 @@ export const linuxPlatform: Platform = {
   hasChildren,
   widenSignalPipe,
   trimMemory: trimMalloc,
+  ownMemoryCgroup,
+  readMemoryCgroup,
   reapZombies,
   ownChildren,
 };
