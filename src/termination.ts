@@ -64,14 +64,25 @@ export class TerminationNotes {
  * which must be writable (else a usage error now, not a lost message at the
  * end, weeks later); none given, Kubernetes' file when it exists.
  */
-export async function terminationLogPath(given: string | undefined, what = '--termination-log'): Promise<string | undefined> {
-  const kubernetes = KUBERNETES_TERMINATION_LOG;
-  if (given === undefined) return (await writable(kubernetes)) === true ? kubernetes : undefined;
+export async function terminationLogPath(
+  given: string | undefined,
+  what = '--termination-log',
+): Promise<string | undefined> {
+  if (given === undefined) return (await kubernetesFile()) ? KUBERNETES_TERMINATION_LOG : undefined;
   if (given.trim() === '') throw new UsageError(`empty value for ${what}: a path is needed`);
   const path = resolve(given);
   const verdict = await writable(path);
   if (verdict === true) return path;
   throw new UsageError(`cannot write the termination log ${path} (${what}): ${verdict}`);
+}
+
+/** Kubernetes' file, only where it exists (the kubelet mounts it): never created. */
+async function kubernetesFile(): Promise<boolean> {
+  const found = await stat(KUBERNETES_TERMINATION_LOG).then(
+    () => true,
+    () => false,
+  );
+  return found && (await writable(KUBERNETES_TERMINATION_LOG)) === true;
 }
 
 /** true, or why not. A missing file may be created where its directory is writable. */

@@ -74,9 +74,7 @@ export class Deaths {
     private readonly status: StatusBoard | undefined,
   ) {
     this.cgroup = (platform.ownMemoryCgroup?.() ?? Promise.resolve(undefined)).catch(() => undefined);
-    this.chain = this.cgroup.then(async (cgroup) => {
-      this.counted = cgroup && (await this.read(cgroup))?.oomKills;
-    });
+    this.chain = this.resync();
   }
 
   /** gsup sends SIGKILL (the kill timeout, a third stop signal, a stop signal rewritten to SIGKILL). */
@@ -84,10 +82,21 @@ export class Deaths {
     this.killing = true;
   }
 
-  /** A new run: gsup has killed nothing of it; `sent`, what gsup forwards to it. */
+  /**
+   * A new run: gsup has killed nothing of it; `sent`, what gsup forwards to
+   * it. After gsup's own SIGKILLs the count starts again from now: a rise
+   * while gsup killed is no later death's.
+   */
   newRun(sent: ReadonlySet<SignalName>): void {
+    const resync = this.killing || this.sent.has('SIGKILL');
     this.killing = false;
     this.sent = sent;
+    if (resync) this.chain = this.chain.then(() => this.resync()).catch(() => {});
+  }
+
+  private async resync(): Promise<void> {
+    const cgroup = await this.cgroup;
+    this.counted = cgroup && (await this.read(cgroup))?.oomKills;
   }
 
   /** A process of the tree died of SIGKILL: `command`, whether it was the command; `what`, its command line or name. */
