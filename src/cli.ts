@@ -10,12 +10,16 @@ import { npmRunningGsup } from './npm-parent.js';
 import { askForParentDeath } from './parent-death.js';
 import { currentPlatform } from './platform/index.js';
 import { STOP_SIGNALS } from './signals.js';
+import { terminationLogPath, terminationMessage, TerminationNotes, writeTerminationLog } from './termination.js';
 
 declare const GSUP_VERSION: string;
 
 async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
-  const { command, args, verbosity, logFormat, status, grace, pdeathsig, ...config } = options;
+  const { command, args, verbosity, logFormat, status, grace, pdeathsig, terminationLog, ...config } = options;
   const logger = await createLogger({ verbosity, format: logFormat });
+  // Checked before anything runs (resolved against the start directory: gsup moves to / below).
+  const termination = await terminationLogPath(terminationLog?.[0], terminationLog?.[1]);
+  const notes = termination !== undefined ? new TerminationNotes(logger) : undefined;
   if (grace !== undefined) {
     logger.info('grace', `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, then the kill timeout ${formatDuration(config.killTimeout)}`, {
       graceMs: grace,
@@ -55,6 +59,9 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
     // The text form stays one plain line, as a shell says it; json, like every other line.
     if (logFormat === 'json') logger.error('spawn-failed', result.error, { command, exitCode: result.exitCode });
     else logger.say(`gsup: ${result.error}`);
+  }
+  if (termination !== undefined && notes) {
+    await writeTerminationLog(termination, terminationMessage(notes.notes, result), logger);
   }
   // The last lines (the stop's summary) still come out, unless stderr does not drain (then gsup goes).
   await logger.flush();

@@ -51,6 +51,8 @@ export class Logger {
   private readonly lineFormat: LogFormat;
   private readonly output: LogOutput;
   private readonly paint?: ChalkInstance;
+  /** Told of every line, shown or not (the termination log keeps a few: termination.ts). */
+  private heard?: (level: LogLevel, event: string, message: string) => void;
 
   constructor(options: LoggerOptions = {}) {
     this.verbosity = options.verbosity ?? 0;
@@ -66,7 +68,13 @@ export class Logger {
     return !this.output.broken && RANK[level] <= this.verbosity;
   }
 
+  /** One listener for every line logged, at any level (the lines a caller skips below its level excepted). */
+  listen(listener: (level: LogLevel, event: string, message: string) => void): void {
+    this.heard = listener;
+  }
+
   log(level: LogLevel, event: string, message: string, fields: LogFields = {}): void {
+    this.heard?.(level, event, message);
     if (this.enabled(level)) this.output.write(this.format(level, event, message, fields));
   }
 

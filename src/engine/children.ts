@@ -21,8 +21,9 @@ export class Children {
   constructor(
     private readonly platform: Platform,
     logger: Logger,
+    died?: (pid: number, exit: CommandExit) => void,
   ) {
-    this.reaper = new Reaper(platform, this.spawnedByNode, logger);
+    this.reaper = new Reaper(platform, this.spawnedByNode, logger, died);
   }
 
   /** Reaps a batch: `more` when the batch was full, `nodeZombie` when a child of Node's waits (libuv may have missed its SIGCHLD). */

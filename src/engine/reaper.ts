@@ -17,6 +17,8 @@ export class Reaper {
     private readonly platform: Platform,
     private readonly nodeChildren: ReadonlySet<number>,
     private readonly logger: Logger,
+    /** Told of each death reaped (deaths.ts explains a SIGKILL gsup did not send). */
+    private readonly died?: (pid: number, exit: CommandExit) => void,
   ) {}
 
   /**
@@ -58,6 +60,7 @@ export class Reaper {
   private noted(child: ReapedChild): CommandExit {
     const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
     if (this.logger.enabled('info')) this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
+    this.died?.(child.pid, exit);
     return exit;
   }
 }

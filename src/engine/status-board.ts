@@ -20,6 +20,8 @@ export class StatusBoard {
   private readonly treeWaiters = new Set<() => void>();
   lastStopSeconds: number | undefined;
   readonly healthChecks = { pass: 0, fail: 0 };
+  /** Processes of the tree the kernel's OOM killer killed (deaths.ts). */
+  oomKills = 0;
   readonly forwarded = new Map<SignalName, number>();
 
   /** After each step: readiness, restarts, whether the command runs. */
@@ -79,6 +81,8 @@ export class StatusBoard {
     metric('gsup_last_exit_code', 'gauge', "The exit status of the command's last run (absent before the first exit).", this.lastExitCode === undefined ? [] : [['', this.lastExitCode]]);
     metric('gsup_tree_processes', 'gauge', 'Processes of the tree alive (looked at for each scrape, at most a second old).', [['', this.treeProcesses]]);
     metric('gsup_signals_forwarded_total', 'counter', 'Signals gsup forwarded to the tree, by signal.', [...this.forwarded].map(([signal, count]) => [`{signal="${signal}"}`, count]));
+    const oom = "Processes of the tree killed by the kernel's OOM killer.";
+    metric('gsup_oom_kills_total', 'counter', oom, [['', this.oomKills]]);
     metric('gsup_stop_duration_seconds', 'gauge', 'How long the last stop took (absent before the first stop).', this.lastStopSeconds === undefined ? [] : [['', this.lastStopSeconds]]);
     return `${lines.join('\n')}\n`;
   }

@@ -30,6 +30,8 @@ export class StopRounds {
     private readonly children: Children,
     private readonly pm2: Pm2Supervision | undefined,
     private readonly lines: CommandLines,
+    /** Told before each SIGKILL (its deaths are gsup's own, not the OOM killer's: deaths.ts). */
+    private readonly killing: () => void = () => {},
   ) {}
 
   begin(now: number): void {
@@ -83,12 +85,14 @@ export class StopRounds {
   killCommandGroup(run: CommandRun, snapshot: TreeSnapshot | undefined): void {
     if (run.pgid === undefined || !run.unreaped()) return;
     const group = snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [];
+    this.killing();
     this.record.killing(group, (info) => this.lines.describe(info));
     run.signalGroup('SIGKILL');
   }
 
   /** SIGKILL for everything of this look: whole groups with one kill each (new forks included), the rest one by one. */
   killRound(snapshot: TreeSnapshot, ownPgid: number): void {
+    this.killing();
     this.record.killing(snapshot.alive, (info) => this.lines.describe(info));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);

@@ -105,7 +105,8 @@ class Supervisor {
     }
     this.apply({ kind: 'start', stopFirst });
     this.loop.start();
-    return done;
+    // The end waits for what deaths.ts still has to say (an OOM kill), a second at most.
+    return done.then(async (result) => (await this.parts.deaths.settled(), result));
   }
 
   /** One event, shared by the loop and the fast path: what it means, as inputs of the machine. */

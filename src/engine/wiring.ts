@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import type { Platform } from '../platform/index.js';
 import type { SuperviseOptions } from './api.js';
 import { Children } from './children.js';
+import { Deaths } from './deaths.js';
 import type { SupervisorConfig } from './config.js';
 import { Forwarder } from './forwarder.js';
 import { HealthChecks } from './health.js';
@@ -12,6 +13,7 @@ import type { EngineEvent } from './queue.js';
 import { Relayers } from './relayers.js';
 import { spawnRun as spawnCommand } from './run.js';
 import { ScanScheduler } from './scans.js';
+import type { CommandExit } from './spawn.js';
 import { StopRounds } from './stop-rounds.js';
 import { ProcessTree } from './tree.js';
 
@@ -31,7 +33,12 @@ export function wire(
   const cwd = options.cwd ?? '/';
   const env = options.env ?? process.env;
   const fault = (error: unknown) => push({ kind: 'fault', error });
-  const children = new Children(platform, logger);
+  const deaths = new Deaths(platform, logger, options.status);
+  // An orphan gsup reaped is gone: its name as the last look saw it.
+  const nameOf = (pid: number) => scans.latest?.alive.find((info) => info.pid === pid)?.name ?? '';
+  const sigkilled = (pid: number, exit: CommandExit) =>
+    exit.signal === 'SIGKILL' && deaths.sigkilled(pid, nameOf(pid), false);
+  const children = new Children(platform, logger, sigkilled);
   const provenance = new Provenance(platform);
   // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
   const origin = { provenance, nodeChildren: children.spawnedByNode, strict: process.pid === 1 };
@@ -45,7 +52,8 @@ export function wire(
   const pm2Env = provenance.env(env, 'pm2');
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
   const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, tree, options.suspendSelf);
-  const stops = new StopRounds(platform, logger, forwarder, new Relayers(lines), children, pm2, lines);
+  const killing = () => deaths.gsupKills();
+  const stops = new StopRounds(platform, logger, forwarder, new Relayers(lines), children, pm2, lines, killing);
   // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
   const probes = {
     platform,
@@ -58,9 +66,15 @@ export function wire(
   const trimMemory = platform.trimMemory?.bind(platform);
   const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
   /** Run `id` of the command: in the start directory, with this gsup's mark in its environment. */
-  const spawnRun = (id: number, args: string[], terminal?: string[]) =>
-    spawnCommand(id, command, args, config, { ...options, env: provenance.env(env, id) }, platform, terminal);
-  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, spawnRun };
+  const spawnRun = (id: number, args: string[], terminal?: string[]) => {
+    const runOptions = { ...options, env: provenance.env(env, id) };
+    const run = spawnCommand(id, command, args, config, runOptions, platform, terminal);
+    deaths.newRun(run.sent);
+    const line = [command, ...args].join(' ');
+    void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));
+    return run;
+  };
+  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, spawnRun, deaths };
 }
 
 export type Parts = ReturnType<typeof wire>;

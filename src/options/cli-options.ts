@@ -23,6 +23,8 @@ export interface CliOptions extends SupervisorConfig {
   grace: number | undefined;
   /** `-p`: the signal gsup asks the kernel for when its parent dies. */
   pdeathsig: SignalName | undefined;
+  /** Where to write why gsup ended, as given (with the flag or variable that gave it); none: Kubernetes' file. */
+  terminationLog: [string, string] | undefined;
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -186,6 +188,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     stopDelay: stopDelay.ms,
     status: statusPort && { port: port(...statusPort), host: statusHost },
     grace: grace?.ms,
+    terminationLog: pick('terminationLog', '--termination-log', 'GSUP_TERMINATION_LOG'),
     target: target ? oneOf(target[0], TARGET_MODES, target[1]) : DEFAULT_CONFIG.target,
     onExit: onExit ? oneOf(onExit[0], ON_EXIT_POLICIES, onExit[1]) : DEFAULT_CONFIG.onExit,
     logFormat: logFormat ? oneOf(logFormat[0], ['text', 'json'] as const, logFormat[1]) : 'text',

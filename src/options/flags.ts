@@ -80,6 +80,8 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--grace <duration>', "the orchestrator's grace period: the kill timeout defaults to grace - stop delay - 1s", 'GSUP_GRACE', 'none');
   const pdeathsig = "the signal gsup takes as received when its parent dies (tini's -p)";
   option('-p, --pdeathsig <signal>', pdeathsig, 'GSUP_PDEATHSIG', 'none');
+  const termination = 'write why gsup ended here, at its end (Kubernetes shows it; at most 4,096 bytes)';
+  option('--termination-log <path>', termination, 'GSUP_TERMINATION_LOG', '/dev/termination-log when it exists');
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
   program.addOption(new Option('-v, --verbose', 'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=-1 to 2]').argParser(count));

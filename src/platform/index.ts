@@ -6,6 +6,7 @@ import { windowsPlatform } from './windows.js';
 
 export type { ChildHandle, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
 export { isAlive } from './types.js';
+export type { MemoryCgroup, OomReading } from './cgroup.js';
 
 /**
  * The platform of this machine: /proc where there is one, `ps` on other POSIX

@@ -7,6 +7,7 @@ import { constants, uptime } from 'node:os';
 import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './linux-native.js';
 import { trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
+import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
@@ -223,6 +224,8 @@ export const linuxPlatform: Platform = {
   hasChildren,
   widenSignalPipe,
   trimMemory: trimMalloc,
+  ownMemoryCgroup,
+  readMemoryCgroup,
   reapZombies,
   ownChildren,
 };

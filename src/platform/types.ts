@@ -1,3 +1,5 @@
+import type { MemoryCgroup, OomReading } from './cgroup.js';
+
 /** One process as the platform sees it at the time of a snapshot. */
 export interface ProcessInfo {
   pid: number;
@@ -161,6 +163,10 @@ export interface Platform {
    * unknown.
    */
   environValue?(pid: number, name: string): Promise<string | undefined>;
+  /** The memory cgroup gsup is in (Linux: v1 or v2), found once; undefined where there is none. */
+  ownMemoryCgroup?(): Promise<MemoryCgroup | undefined>;
+  /** A memory cgroup's OOM kill count (limit, peak) now, read asynchronously; undefined when unreadable. */
+  readMemoryCgroup?(cgroup: MemoryCgroup): Promise<OomReading | undefined>;
   /** Force-stop a whole tree where signals are not available (Windows). */
   killTree?(pid: number): Promise<void>;
 }
