@@ -37,6 +37,7 @@ export function spawnRun(
   options: SuperviseOptions,
   platform: Platform,
   terminal?: string[],
+  ipc?: (message: unknown) => void,
 ): CommandRun {
   const group = config.target === 'group';
   const wrap = group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
@@ -46,6 +47,7 @@ export function spawnRun(
     stdio: options.stdio ?? 'inherit',
     env: options.env,
     cwd: options.cwd,
+    ...(ipc && { ipc }),
   });
   const run: CommandRun = {
     id,

@@ -101,6 +101,17 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, startIntervalMs, maxAgeMs, retries };
 }
 
+/** `--wait-ready` (off unless given) and `--ready-timeout`, which needs it. */
+function readyConfig(flags: Record<string, any>, env: NodeJS.ProcessEnv, pick: Pick): { waitReady: boolean; readyTimeout: number | undefined } {
+  const waitReady = flags.waitReady === true || (env.GSUP_WAIT_READY !== undefined && env.GSUP_WAIT_READY !== '' && envSwitch(env, 'GSUP_WAIT_READY'));
+  const given = pick('readyTimeout', '--ready-timeout', 'GSUP_READY_TIMEOUT');
+  if (!given) return { waitReady, readyTimeout: undefined };
+  const readyTimeout = parseDuration(...given);
+  if (readyTimeout === 0) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
+  if (!waitReady) throw new UsageError(`${given[1]} ${quoted(given[0])} needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited`);
+  return { waitReady, readyTimeout };
+}
+
 /**
  * Reads argv (without node and script) and the environment. A flag wins over
  * its GSUP_* variable; both go through the same checks. Throws UsageError.
@@ -161,6 +172,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
   const maxRestarts = pick('maxRestarts', '--max-restarts', 'GSUP_MAX_RESTARTS');
   const restartDelay = pick('restartDelay', '--restart-delay', 'GSUP_RESTART_DELAY');
   const health = healthConfig(pick);
+  const { waitReady, readyTimeout } = readyConfig(flags, env, pick);
   const rewrite = new Map<SignalName, SignalName | null>();
   for (const [value, what] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
     const [from, to] = parseRewrite(value, what);
@@ -193,6 +205,8 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) => exitCode(value, what)),
     verbosity,
     health,
+    waitReady,
+    readyTimeout,
   };
 
   const [command, ...args] = commandLine;

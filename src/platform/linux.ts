@@ -5,6 +5,7 @@ import { constants, uptime } from 'node:os';
 import { closePidfd, openPidfd, releaseTerminal, signalPidfd, trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
 import { adoptOrphans, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
+import { openNotifySocket } from './notify-socket.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
@@ -165,4 +166,5 @@ export const linuxPlatform: Platform = {
   trimMemory: trimMalloc,
   reapZombies,
   ownChildren,
+  openNotifySocket,
 };
