@@ -109,7 +109,8 @@ export function resolveConfig(given: ConfigOptions): SupervisorConfig {
   set('waitReady', boolean);
   set('readyTimeout', positiveDuration);
   if (config.readyTimeout !== undefined && !config.waitReady) {
-    throw new TypeError(`readyTimeout: ${shown(given.readyTimeout)} is given without waitReady: true (no word is awaited)`);
+    const timeout = shown(given.readyTimeout);
+    throw new TypeError(`readyTimeout: ${timeout} is given without waitReady: true (no word is awaited)`);
   }
   checkRewrite(config.rewrite);
   return config;

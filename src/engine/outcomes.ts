@@ -39,10 +39,14 @@ export function enterRestart(state: { record: Record; run: Run; exit: CommandExi
   return { phase: 'restarting', record: state.record, run: state.run, exit: state.exit, restart };
 }
 
-/** After a stop for failed health checks or a failed start: a restart as `--restart` says (a failure), or gsup's exit, never 0. */
+/**
+ * After a stop for failed health checks or a failed start: a restart as
+ * `--restart` says (a failure), or gsup's exit, never 0.
+ */
 export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: StopCause, facts: Facts, out: Out): State {
   const why = cause === 'not-ready' ? 'did not say it was ready in time' : 'was unhealthy';
-  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, facts.now - state.run.startedAt, why) : undefined;
+  const lived = facts.now - state.run.startedAt;
+  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, lived, why) : undefined;
   const record = decision ? { ...state.record, restarts: decision.state } : state.record;
   const plan = decision && planOf(decision.decision, facts);
   if (plan) return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);

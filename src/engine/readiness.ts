@@ -33,7 +33,8 @@ export function readiness(state: State, health: HealthState | undefined): Readin
     case 'killing':
       if (state.stop.then === 'restart') return { ready: false, reason: 'restarting' };
       // A failed start (--ready-timeout) is the app's failure, as failed health checks are.
-      return { ready: false, reason: state.stop.cause === 'unhealthy' || state.stop.cause === 'not-ready' ? 'unhealthy' : 'stopping' };
+      const failed = state.stop.cause === 'unhealthy' || state.stop.cause === 'not-ready';
+      return { ready: false, reason: failed ? 'unhealthy' : 'stopping' };
     case 'ending':
     case 'done':
       return { ready: false, reason: 'stopping' };

@@ -4,6 +4,7 @@ import type { NotifySocket, Platform } from '../platform/index.js';
 
 /** A word the app said of itself, and of which run (the latest started, for the notify socket). */
 export type Heard = (run: number, word: 'ready' | 'stopping', via: string) => void;
+type Started = { env: NodeJS.ProcessEnv; ipc: ((message: unknown) => unknown) | undefined };
 
 // The longest datagram text a -vv line shows.
 const SHOWN_MAX = 200;
@@ -39,15 +40,17 @@ export class ReadyListeners {
   }
 
   /** Run `id` starts: its environment (NOTIFY_SOCKET), and its IPC listener when it is a direct Node child. */
-  started(id: number, env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; ipc: ((message: unknown) => void) | undefined } {
+  started(id: number, env: NodeJS.ProcessEnv): Started {
     this.run = id;
-    const ipc = this.ipc ? (message: unknown) => message === 'ready' && this.heard(id, 'ready', "process.send('ready')") : undefined;
+    const said = (message: unknown) => message === 'ready' && this.heard(id, 'ready', "process.send('ready')");
+    const ipc = this.ipc ? said : undefined;
     return { env: this.socket ? { ...env, NOTIFY_SOCKET: this.socket.path } : env, ipc };
   }
 
   /** sd_notify: assignments, one a line; READY=1 and STOPPING=1 are words, the rest (STATUS=, WATCHDOG=1) is not. */
   private datagram(text: string): void {
-    this.logger.debug('notify', `NOTIFY_SOCKET: ${text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX)}…` : text}`, { text });
+    const shown = text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX)}…` : text;
+    this.logger.debug('notify', `NOTIFY_SOCKET: ${shown}`, { text });
     for (const line of text.split('\n')) {
       if (line === 'READY=1') this.heard(this.run, 'ready', 'READY=1 on NOTIFY_SOCKET');
       else if (line === 'STOPPING=1') this.heard(this.run, 'stopping', 'STOPPING=1 on NOTIFY_SOCKET');

@@ -34,8 +34,7 @@ export function readyTimedOut(state: State, facts: Facts, out: Out): State {
   const timeout = formatDuration(facts.config.readyTimeout ?? facts.now - state.run.startedAt);
   const then = facts.config.restart === 'never' ? 'exit' : 'restart';
   // As for failed health checks: the failure, then the stop's own line.
-  log(out, 'warn', 'ready-timeout', `the app did not say it was ready within ${timeout} (--ready-timeout): a failed start`, {
-    timeoutMs: facts.config.readyTimeout,
-  });
+  const message = `the app did not say it was ready within ${timeout} (--ready-timeout): a failed start`;
+  log(out, 'warn', 'ready-timeout', message, { timeoutMs: facts.config.readyTimeout });
   return beginStop(state, newStop('SIGTERM', then, 'not-ready'), 'not ready', 0, facts, out);
 }

@@ -37,7 +37,7 @@ export function spawnRun(
   options: SuperviseOptions,
   platform: Platform,
   terminal?: string[],
-  ipc?: (message: unknown) => void,
+  ipc?: (message: unknown) => unknown,
 ): CommandRun {
   const group = config.target === 'group';
   const wrap = group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;

@@ -17,8 +17,8 @@ export interface SpawnOptions {
   stdio: 'inherit' | 'pipe' | 'ignore';
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** An IPC channel (Node's), its messages to this (node:child_process only: --wait-ready's `process.send('ready')`). */
-  ipc?: (message: unknown) => void;
+  /** An IPC channel (Node's), its messages to this: `process.send('ready')` (node:child_process only). */
+  ipc?: (message: unknown) => unknown;
 }
 
 export interface SpawnedCommand {

@@ -7,7 +7,14 @@ import type { CommandExit } from './spawn.js';
 // it (inputs), what it asks for (effects), and what it may read (facts).
 
 /** Timers of a supervision; each fires as an input of the same name. */
-export type TimerName = 'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish' | 'health' | 'ready-timeout';
+export type TimerName =
+  | 'stop-delay'
+  | 'kill-timeout'
+  | 'restart-delay'
+  | 'check'
+  | 'finish'
+  | 'health'
+  | 'ready-timeout';
 
 /** What step may read but not change: the settings, the time now, this system's signal numbers. */
 export interface Facts {

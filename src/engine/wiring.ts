@@ -60,7 +60,8 @@ export function wire(
   const ready = config.waitReady ? new ReadyListeners(command, platform, logger, heard) : undefined;
   /** Run `id` of the command: in the start directory, with this gsup's mark (and NOTIFY_SOCKET) in its environment. */
   const spawnRun = (id: number, args: string[], terminal?: string[]) => {
-    const { env: runEnv, ipc } = ready?.started(id, provenance.env(env, id)) ?? { env: provenance.env(env, id), ipc: undefined };
+    const marked = provenance.env(env, id);
+    const { env: runEnv, ipc } = ready?.started(id, marked) ?? { env: marked, ipc: undefined };
     return spawnCommand(id, command, args, config, { ...options, env: runEnv }, platform, terminal, ipc);
   };
   return { tree, scans, children, pm2, forwarder, stops, health, trim, ready, spawnRun };

@@ -102,13 +102,19 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
 }
 
 /** `--wait-ready` (off unless given) and `--ready-timeout`, which needs it. */
-function readyConfig(flags: Record<string, any>, env: NodeJS.ProcessEnv, pick: Pick): { waitReady: boolean; readyTimeout: number | undefined } {
-  const waitReady = flags.waitReady === true || (env.GSUP_WAIT_READY !== undefined && env.GSUP_WAIT_READY !== '' && envSwitch(env, 'GSUP_WAIT_READY'));
+function readyConfig(
+  flags: Record<string, any>,
+  env: NodeJS.ProcessEnv,
+  pick: Pick,
+): { waitReady: boolean; readyTimeout: number | undefined } {
+  const fromEnv = env.GSUP_WAIT_READY !== undefined && env.GSUP_WAIT_READY !== '' && envSwitch(env, 'GSUP_WAIT_READY');
+  const waitReady = flags.waitReady === true || fromEnv;
   const given = pick('readyTimeout', '--ready-timeout', 'GSUP_READY_TIMEOUT');
   if (!given) return { waitReady, readyTimeout: undefined };
   const readyTimeout = parseDuration(...given);
   if (readyTimeout === 0) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
-  if (!waitReady) throw new UsageError(`${given[1]} ${quoted(given[0])} needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited`);
+  const needs = 'needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited';
+  if (!waitReady) throw new UsageError(`${given[1]} ${quoted(given[0])} ${needs}`);
   return { waitReady, readyTimeout };
 }
 

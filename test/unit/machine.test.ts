@@ -54,7 +54,9 @@ const INPUTS: Input[] = [
   { kind: 'child-gone', treeGone: false },
   { kind: 'looked', alive: [], commandPgid: undefined },
   { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 },
-  ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health', 'ready-timeout'] as const).map((name): Input => ({ kind: 'timer', name })),
+  ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health', 'ready-timeout'] as const).map(
+    (name): Input => ({ kind: 'timer', name }),
+  ),
   { kind: 'health', run: 1, unhealthy: true },
   { kind: 'health', run: 1, unhealthy: false },
   { kind: 'app-said', run: 1, word: 'ready', via: 'READY=1 on NOTIFY_SOCKET' },

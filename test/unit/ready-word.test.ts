@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, step, type Effect, type Facts, type Input, type MachineConfig, type State } from '../../src/engine/machine.js';
+import { initialState, step, type Effect, type Facts, type Input } from '../../src/engine/machine.js';
+import type { MachineConfig } from '../../src/engine/machine.js';
+import type { State } from '../../src/engine/machine.js';
 import { readiness } from '../../src/engine/readiness.js';
 import { signalNumber } from '../../src/signals.js';
 
@@ -17,9 +19,25 @@ const config: MachineConfig = {
   waitReady: true,
   readyTimeout: 5000,
 };
-const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({ now, config: { ...config, ...overrides }, signalNumber });
-const logged = (effects: Effect[]) => effects.flatMap((effect) => (effect.kind === 'log' ? [`${effect.level} ${effect.message}`] : []));
-const said = (word: 'ready' | 'stopping', run = 1): Input => ({ kind: 'app-said', run, word, via: 'READY=1 on NOTIFY_SOCKET' });
+const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({
+  now,
+  config: { ...config, ...overrides },
+  signalNumber,
+});
+const logged = (effects: Effect[]) =>
+  effects.flatMap((effect) => (effect.kind === 'log' ? [`${effect.level} ${effect.message}`] : []));
+const via = 'READY=1 on NOTIFY_SOCKET';
+const said = (word: 'ready' | 'stopping', run = 1): Input => ({ kind: 'app-said', run, word, via });
+/** Run 1's command exited 0 (of the SIGTERM gsup sent), leaving nothing. */
+const exited0: Input = {
+  kind: 'command-exit',
+  run: 1,
+  exit: { code: 0, signal: null },
+  sent: new Set(['SIGTERM']),
+  treeGone: true,
+  mayHaveDaemon: false,
+  wrapper: false,
+};
 
 /** A run started at 100 s (with these settings), as the step leaves it. */
 function started(overrides: Partial<MachineConfig> = {}): { state: State; effects: Effect[] } {
@@ -27,14 +45,15 @@ function started(overrides: Partial<MachineConfig> = {}): { state: State; effect
 }
 
 describe('--wait-ready: the app says when it is ready', () => {
-  it('a run starts waiting (503 starting), with the ready timeout set; the word makes it ready, said with the time it took', () => {
+  it('a run starts waiting (503 starting), a timer set; the word makes it ready, said with how long it took', () => {
     const { state, effects } = started();
     expect(effects).toContainEqual({ kind: 'set-timer', name: 'ready-timeout', ms: 5000 });
     expect(readiness(state, undefined)).toEqual({ ready: false, reason: 'starting' });
     const ready = step(state, said('ready'), facts({}, 101_250));
     expect(readiness(ready.state, undefined)).toEqual({ ready: true });
     expect(ready.effects).toContainEqual({ kind: 'clear-timer', name: 'ready-timeout' });
-    expect(logged(ready.effects)).toEqual(['info the app said it is ready (READY=1 on NOTIFY_SOCKET) 1.25s after its start']);
+    const line = 'info the app said it is ready (READY=1 on NOTIFY_SOCKET) 1.25s after its start';
+    expect(logged(ready.effects)).toEqual([line]);
     // Said again: nothing more.
     expect(step(ready.state, said('ready'), facts()).effects).toEqual([]);
   });
@@ -64,11 +83,12 @@ describe('--wait-ready: the app says when it is ready', () => {
     const ready = step(started().state, said('ready'), facts()).state;
     const stopping = step(ready, said('stopping'), facts());
     expect(readiness(stopping.state, undefined)).toEqual({ ready: false, reason: 'stopping' });
-    expect(logged(stopping.effects)).toEqual(['info the app said it is stopping (READY=1 on NOTIFY_SOCKET): not ready']);
-    expect(readiness(step(stopping.state, said('ready'), facts()).state, undefined)).toEqual({ ready: false, reason: 'stopping' });
+    expect(logged(stopping.effects)).toEqual([`info the app said it is stopping (${via}): not ready`]);
+    const late = step(stopping.state, said('ready'), facts()).state;
+    expect(readiness(late, undefined)).toEqual({ ready: false, reason: 'stopping' });
   });
 
-  it('no word by the ready timeout: a failed start, stopped as failed health checks are, and never exit 0', () => {
+  it('no word by the ready timeout: a failed start, stopped as failed health checks are, never exit 0', () => {
     const { state } = started();
     const timedOut = step(state, { kind: 'timer', name: 'ready-timeout' }, facts({}, 105_000));
     expect(timedOut.state.phase).toBe('stopping');
@@ -79,20 +99,21 @@ describe('--wait-ready: the app says when it is ready', () => {
     ]);
     expect(readiness(timedOut.state, undefined)).toEqual({ ready: false, reason: 'unhealthy' });
     // The app exits 0 on SIGTERM: gsup still exits 1.
-    let after = step(timedOut.state, { kind: 'command-exit', run: 1, exit: { code: 0, signal: null }, sent: new Set(['SIGTERM']), treeGone: true, mayHaveDaemon: false, wrapper: false }, facts()).state;
+    let after = step(timedOut.state, exited0, facts()).state;
     after = step(after, { kind: 'swept', notYet: 0 }, facts()).state;
     expect(after.phase === 'done' && after.exitCode).toBe(1);
   });
 
   it('under --restart on-failure the failed start restarts, counted as a failure', () => {
-    const { state } = started({ restart: 'on-failure' });
-    const timedOut = step(state, { kind: 'timer', name: 'ready-timeout' }, facts({ restart: 'on-failure' }, 105_000)).state;
+    const onFailure = { restart: 'on-failure' } as const;
+    const { state } = started(onFailure);
+    const timedOut = step(state, { kind: 'timer', name: 'ready-timeout' }, facts(onFailure, 105_000)).state;
     expect(readiness(timedOut, undefined)).toEqual({ ready: false, reason: 'restarting' });
-    const exit: Input = { kind: 'command-exit', run: 1, exit: { code: 0, signal: null }, sent: new Set(['SIGTERM']), treeGone: true, mayHaveDaemon: false, wrapper: false };
-    const restarting = step(timedOut, exit, facts({ restart: 'on-failure' }, 105_100));
+    const restarting = step(timedOut, exited0, facts(onFailure, 105_100));
     expect(restarting.state.phase).toBe('restarting');
-    expect(logged(restarting.effects)).toContain('notice command did not say it was ready in time (restart 1 of 10): restarting in 1.00s');
-    const next = step(restarting.state, { kind: 'timer', name: 'restart-delay' }, facts({ restart: 'on-failure' }, 106_100));
+    const line = 'notice command did not say it was ready in time (restart 1 of 10): restarting in 1.00s';
+    expect(logged(restarting.effects)).toContain(line);
+    const next = step(restarting.state, { kind: 'timer', name: 'restart-delay' }, facts(onFailure, 106_100));
     expect(next.state.phase === 'running' && next.state.run).toMatchObject({ id: 2, app: 'waiting' });
     expect(next.effects).toContainEqual({ kind: 'set-timer', name: 'ready-timeout', ms: 5000 });
   });
