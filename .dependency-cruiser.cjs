@@ -3,7 +3,7 @@
 // Within engine/, the machine (the pure step) touches nothing of the world.
 
 /** The files of the pure step and what it decides with: no node:, no platform code, no timers, no logger. */
-const PURE = '^src/engine/(machine|state|stop-sequence|outcomes|restart|on-exit|exit-status|format)\\.ts$';
+const PURE = '^src/engine/(machine|state|stop-sequence|outcomes|restart|on-exit|exit-status|format|ready-word)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -35,6 +35,10 @@ export interface SupervisorConfig {
   restartDelay: number;
   /** Health checks that act: none unless a probe is given. */
   health: HealthConfig | undefined;
+  /** Ready only once the app says so: `process.send('ready')` (a direct Node child) or READY=1 on $NOTIFY_SOCKET. */
+  waitReady: boolean;
+  /** With waitReady: ms without the word after a start that make it a failed start; undefined: no limit. */
+  readyTimeout: number | undefined;
 }
 
 /** A duration as the library takes it: milliseconds, or a string with units (`'500ms'`, `'10s'`, `'1m30s'`). */
@@ -47,8 +51,10 @@ type HealthDurationKey = (typeof HEALTH_DURATIONS)[number];
 export type HealthOptions = Omit<HealthConfig, HealthDurationKey> & { [K in HealthDurationKey]: Duration };
 
 /** `supervise()`'s share of the configuration: any field may be left out; durations may carry units. */
-export type ConfigOptions = Partial<Omit<SupervisorConfig, 'killTimeout' | 'stopDelay' | 'restartDelay' | 'health'>> & {
+type Durations = 'killTimeout' | 'stopDelay' | 'restartDelay' | 'health' | 'readyTimeout';
+export type ConfigOptions = Partial<Omit<SupervisorConfig, Durations>> & {
   killTimeout?: Duration;
+  readyTimeout?: Duration;
   stopDelay?: Duration;
   restartDelay?: Duration;
   health?: HealthOptions;
@@ -69,6 +75,8 @@ export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
   maxRestarts: 10,
   restartDelay: 1000,
   health: undefined,
+  waitReady: false,
+  readyTimeout: undefined,
 });
 
 /**
@@ -98,6 +106,12 @@ export function resolveConfig(given: ConfigOptions): SupervisorConfig {
     throw new TypeError(`${name}: ${shown(value)} is not a Map of signal names`);
   });
   set('health', health);
+  set('waitReady', boolean);
+  set('readyTimeout', positiveDuration);
+  if (config.readyTimeout !== undefined && !config.waitReady) {
+    const timeout = shown(given.readyTimeout);
+    throw new TypeError(`readyTimeout: ${timeout} is given without waitReady: true (no word is awaited)`);
+  }
   checkRewrite(config.rewrite);
   return config;
 }

@@ -4,6 +4,7 @@ import { describeExit, formatDuration } from './format.js';
 import { onExitAction } from './on-exit.js';
 import { done, ending, enterRestart, exitCode, finish, log, planOf, spawn } from './outcomes.js';
 import { behindWrapper, sumBehind } from './outcomes.js';
+import { appSaid, readyTimedOut } from './ready-word.js';
 import { decideRestart } from './restart.js';
 import type { CommandExit } from './spawn.js';
 import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
@@ -49,6 +50,8 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
       return timer(state, input.name, facts, out);
     case 'health':
       return health(state, input.run, input.unhealthy, facts, out);
+    case 'app-said':
+      return appSaid(state, input, facts, out);
     case 'swept':
       return swept(state, input.notYet, facts, out);
     case 'fault':
@@ -179,6 +182,8 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       if (state.phase === 'exited' && facts.config.probes) out.push({ kind: 'schedule-probe' });
       if (state.phase === 'running' || state.phase === 'daemons') out.push({ kind: 'probe', run: state.run.id });
       return state;
+    case 'ready-timeout':
+      return readyTimedOut(state, facts, out);
     case 'check':
       return state; // the shell's own watch for a lost SIGCHLD
   }

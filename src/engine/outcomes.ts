@@ -3,7 +3,7 @@ import { formatDuration } from './format.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { CommandExit } from './spawn.js';
 import type { SignalName } from '../platform/types.js';
-import type { Behind, Facts, In, LogLevel, Out, Record, RestartPlan, Run, State } from './state.js';
+import type { Behind, Facts, In, LogLevel, Out, Record, RestartPlan, Run, State, StopCause } from './state.js';
 
 // Decisions shared by the phases: a new run, a restart, and the end.
 
@@ -15,8 +15,10 @@ export function log(out: Out, level: LogLevel, event: string, message: string, f
 }
 
 export function spawn(record: Record, facts: Facts, out: Out): State {
-  const run: Run = { id: record.runs + 1, startedAt: facts.now };
+  const { waitReady, readyTimeout } = facts.config;
+  const run: Run = { id: record.runs + 1, startedAt: facts.now, app: waitReady ? 'waiting' : 'ready' };
   out.push({ kind: 'spawn', run: run.id });
+  if (waitReady && readyTimeout !== undefined) out.push({ kind: 'set-timer', name: 'ready-timeout', ms: readyTimeout });
   return { phase: 'running', record: { ...record, runs: run.id, behind: undefined }, run };
 }
 
@@ -37,9 +39,14 @@ export function enterRestart(state: { record: Record; run: Run; exit: CommandExi
   return { phase: 'restarting', record: state.record, run: state.run, exit: state.exit, restart };
 }
 
-/** After a stop for failed health checks: a restart as `--restart` says (a failure), or gsup's exit, never 0. */
-export function afterUnhealthy(state: In<'ending'>, restart: boolean, facts: Facts, out: Out): State {
-  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, facts.now - state.run.startedAt) : undefined;
+/**
+ * After a stop for failed health checks or a failed start: a restart as
+ * `--restart` says (a failure), or gsup's exit, never 0.
+ */
+export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: StopCause, facts: Facts, out: Out): State {
+  const why = cause === 'not-ready' ? 'did not say it was ready in time' : 'was unhealthy';
+  const lived = facts.now - state.run.startedAt;
+  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, lived, why) : undefined;
   const record = decision ? { ...state.record, restarts: decision.state } : state.record;
   const plan = decision && planOf(decision.decision, facts);
   if (plan) return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);

@@ -13,6 +13,7 @@ export type EngineEvent =
   | { kind: 'tree'; snapshot: TreeSnapshot } // a look at the tree finished
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; result: ProbeResult } // the health probes of run N answered
+  | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string } // --wait-ready: the app of run N said
   | { kind: 'fault'; error: unknown };
 
 /**

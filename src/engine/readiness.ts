@@ -8,7 +8,8 @@ export type Readiness = { ready: true } | { ready: false; reason: NotReady };
 /**
  * Ready while the command runs (or the daemons it handed over to), its
  * health checks (if any) have passed since this run started and the last
- * one passed, and no stop or restart is under way. Not ready from the
+ * one passed, the app said it is ready (with --wait-ready; and has not said
+ * it is stopping), and no stop or restart is under way. Not ready from the
  * moment a stop signal arrives, before any stop delay, so a load balancer
  * drains first.
  */
@@ -18,7 +19,8 @@ export function readiness(state: State, health: HealthState | undefined): Readin
     case 'daemons':
       // Failing: a check failed since the last pass; not stopped before the retries run out, but not ready either.
       if (health === 'unhealthy' || health === 'failing') return { ready: false, reason: 'unhealthy' };
-      if (health === 'starting') return { ready: false, reason: 'starting' };
+      if (health === 'starting' || state.run.app === 'waiting') return { ready: false, reason: 'starting' };
+      if (state.run.app === 'stopping') return { ready: false, reason: 'stopping' };
       return { ready: true };
     case 'starting':
       return { ready: false, reason: 'starting' };
@@ -29,7 +31,10 @@ export function readiness(state: State, health: HealthState | undefined): Readin
     case 'stop-delay':
     case 'stopping':
     case 'killing':
-      return { ready: false, reason: state.stop.then === 'restart' ? 'restarting' : state.stop.cause === 'unhealthy' ? 'unhealthy' : 'stopping' };
+      if (state.stop.then === 'restart') return { ready: false, reason: 'restarting' };
+      // A failed start (--ready-timeout) is the app's failure, as failed health checks are.
+      const failed = state.stop.cause === 'unhealthy' || state.stop.cause === 'not-ready';
+      return { ready: false, reason: failed ? 'unhealthy' : 'stopping' };
     case 'ending':
     case 'done':
       return { ready: false, reason: 'stopping' };

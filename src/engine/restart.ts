@@ -45,10 +45,15 @@ export function decideRestart(
   return next(state, config, reason, failed, livedMs);
 }
 
-/** After a stop for failed health checks: a failure, whatever the command's status. */
-export function restartAfterUnhealthy(state: RestartState, config: RestartConfig, livedMs: number): { decision: RestartDecision; state: RestartState } {
+/** After a stop for failed health checks (or a failed start): a failure, whatever the command's status. */
+export function restartAfterUnhealthy(
+  state: RestartState,
+  config: RestartConfig,
+  livedMs: number,
+  reason = 'was unhealthy',
+): { decision: RestartDecision; state: RestartState } {
   if (config.restart === 'never') return { decision: { restart: false }, state };
-  return next(state, config, 'was unhealthy', true, livedMs);
+  return next(state, config, reason, true, livedMs);
 }
 
 function next(state: RestartState, config: RestartConfig, reason: string, failed: boolean, livedMs: number): { decision: RestartDecision; state: RestartState } {

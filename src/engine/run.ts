@@ -43,6 +43,7 @@ export function spawnRun(
   options: SuperviseOptions,
   platform: Platform,
   terminal?: string[],
+  ipc?: (message: unknown) => unknown,
 ): CommandRun {
   const group = config.target === 'group';
   const wrap = group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
@@ -52,6 +53,7 @@ export function spawnRun(
     stdio: options.stdio ?? 'inherit',
     env: options.env,
     cwd: options.cwd,
+    ...(ipc && { ipc }),
   });
   // While certain: Node cannot have reaped it before this line. Let go once Node has.
   const held = spawned.pid === undefined ? undefined : platform.holdChild(spawned.pid);

@@ -17,6 +17,8 @@ export interface SpawnOptions {
   stdio: 'inherit' | 'pipe' | 'ignore';
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** An IPC channel (Node's), its messages to this: `process.send('ready')` (node:child_process only). */
+  ipc?: (message: unknown) => unknown;
 }
 
 export interface SpawnedCommand {
@@ -37,8 +39,9 @@ export type SpawnFunction = (command: string, args: string[], options: SpawnOpti
  * 20 ms — most of gsup's start-up budget (1.3× `node -e 0`).
  */
 export const nodeSpawn: SpawnFunction = (command, args, options) => {
+  const { ipc } = options;
   const child = spawnChild(command, args, {
-    stdio: options.stdio,
+    stdio: ipc ? [options.stdio, options.stdio, options.stdio, 'ipc'] : options.stdio,
     detached: options.detached,
     env: options.env,
     cwd: options.cwd,
@@ -46,6 +49,11 @@ export const nodeSpawn: SpawnFunction = (command, args, options) => {
   });
   let reaped = false;
   child.once('exit', () => (reaped = true));
+  if (ipc) {
+    child.on('message', ipc);
+    // A process the command left may hold the channel: it must not keep gsup (or a library's host) alive.
+    child.once('exit', () => child.connected && child.disconnect());
+  }
   const exited = new Promise<CommandExit>((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
       // An error after a successful spawn (a failed kill) is not the end of the command.

@@ -7,7 +7,14 @@ import type { CommandExit } from './spawn.js';
 // it (inputs), what it asks for (effects), and what it may read (facts).
 
 /** Timers of a supervision; each fires as an input of the same name. */
-export type TimerName = 'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish' | 'health';
+export type TimerName =
+  | 'stop-delay'
+  | 'kill-timeout'
+  | 'restart-delay'
+  | 'check'
+  | 'finish'
+  | 'health'
+  | 'ready-timeout';
 
 /** What step may read but not change: the settings, the time now, this system's signal numbers. */
 export interface Facts {
@@ -26,16 +33,28 @@ export interface MachineConfig {
   readonly restartDelay: number;
   /** Whether health probes are configured (their schedule is the health checks' own: Docker's rules). */
   readonly probes: boolean;
+  /** Ready only once the app says so (`--wait-ready`): each run starts `waiting`. */
+  readonly waitReady: boolean;
+  /** With waitReady: no word by then (ms) is a failed start; undefined waits as long as it takes. */
+  readonly readyTimeout: number | undefined;
 }
+
+/** What the app said of itself this run: nothing yet (with --wait-ready), ready, or that it is stopping (sd_notify). */
+export type AppWord = 'waiting' | 'ready' | 'stopping';
 
 /** One run of the command, as step knows it. */
 export interface Run {
   readonly id: number;
   readonly startedAt: number;
+  /** `ready` from the start without --wait-ready. */
+  readonly app: AppWord;
 }
 
-/** What began a stop: a stop signal received, gsup itself (a restart, `--on-exit stop`, a fault), or failed health checks. */
-export type StopCause = 'signal' | 'gsup' | 'unhealthy';
+/**
+ * What began a stop: a stop signal received, gsup itself (a restart, `--on-exit stop`, a fault), failed health
+ * checks, or no word of readiness in time (`--ready-timeout`). The last two are failures: never exit 0.
+ */
+export type StopCause = 'signal' | 'gsup' | 'unhealthy' | 'not-ready';
 
 export interface RestartPlan {
   readonly delayMs: number;
@@ -59,7 +78,7 @@ export interface Record {
   readonly runs: number;
   readonly faults: number;
   readonly restarts: RestartState;
-  /** The last stop was for failed health checks and no restart followed: never exit 0. */
+  /** The last stop was for failed health checks (or a failed start) and no restart followed: never exit 0. */
   readonly unhealthyExit: boolean;
   /** gsup stayed for daemons (`auto`): the last one reaped gives gsup its status. */
   readonly stayed: boolean;
@@ -129,6 +148,8 @@ export type Input =
   | { kind: 'looked'; alive: ProcessInfo[]; commandPgid: number | undefined }
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; unhealthy: boolean }
+  /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
+  | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string }
   | { kind: 'swept'; notYet: number }
   | { kind: 'fault'; message: string };
 

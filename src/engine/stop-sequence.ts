@@ -116,7 +116,9 @@ export function beginKilling(state: In<'stopping'>, facts: Facts, out: Out): Sta
 export function endStop(state: In<'stop-delay' | 'stopping' | 'killing'>, facts: Facts, out: Out): State {
   out.push({ kind: 'clear-timer', name: 'stop-delay' }, { kind: 'clear-timer', name: 'kill-timeout' }, { kind: 'end-stop' });
   const { stop, exit } = state;
-  if (stop.cause === 'unhealthy') return afterUnhealthy(ending(state), stop.then === 'restart', facts, out);
+  if (stop.cause === 'unhealthy' || stop.cause === 'not-ready') {
+    return afterUnhealthy(ending(state), stop.then === 'restart', stop.cause, facts, out);
+  }
   if (stop.then === 'restart' && stop.plan && exit) return enterRestart({ ...state, exit }, stop.plan, out);
   return finish(ending(state), out);
 }

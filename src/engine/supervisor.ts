@@ -8,6 +8,7 @@ import { exitStatus, isWrapper } from './exit-status.js';
 import { describeExit } from './format.js';
 import type { ForwardFacts } from './forwarder.js';
 import type { ProbeResult } from './health.js';
+import { HealthSchedule } from './health-schedule.js';
 import { SignalIntake } from './intake.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type Phase, type State } from './machine.js';
 import { runsPm2Cli, type Pm2Manager } from './pm2.js';
@@ -51,6 +52,7 @@ class Supervisor {
   private readonly queue: EventQueue;
   private readonly timers = new Timers((name) => this.queue.push({ kind: 'timer', name }));
   private readonly lostChild: LostChildWatch;
+  private readonly health?: HealthSchedule;
   /** What acts on the world: the tree and its looks, gsup's children, forwards, stop rounds, pm2, probes. */
   private readonly parts: Parts;
   private run: CommandRun = notStarted();
@@ -83,6 +85,7 @@ class Supervisor {
     this.loop = new EventLoop(this.queue, (event) => this.dispatch(event), fault, () => this.state.phase === 'done', () => this.resolveDone(this.result));
     this.parts = wire(command, config, { ...options, cwd: this.cwd }, this.platform, this.logger, this.timers.signal, (event) => this.queue.push(event));
     this.lostChild = new LostChildWatch(this.timers, this.parts.children);
+    if (this.parts.health) this.health = new HealthSchedule(this.parts.health, this.timers, options.status);
     const exited = this.main();
     const stop = (signal: SignalName = 'SIGTERM') => (this.queue.push({ kind: 'stop', signal: this.intake.stopRequested(signal), reason: 'stop requested' }), exited);
     this.handle = supervisorHandle(() => this.run, (signal) => this.loop.now({ kind: 'signal', signal }), stop, exited);
@@ -129,6 +132,8 @@ class Supervisor {
         return this.apply({ kind: 'timer', name: event.name });
       case 'health':
         return this.onHealth(event.run, event.result);
+      case 'app-said':
+        return this.apply(event);
       case 'fault':
         return this.apply({ kind: 'fault', message: messageOf(event.error) });
     }
@@ -148,7 +153,7 @@ class Supervisor {
     } finally {
       this.inputs.length = 0; // an effect that threw: the fault that follows must find the machine free
     }
-    this.options.status?.observe(this.state, this.parts.health?.state, this.run.unreaped());
+    this.options.status?.observe(this.state, this.health?.state, this.run.unreaped());
   }
 
   private perform(effect: Effect): void {
@@ -167,11 +172,9 @@ class Supervisor {
       case 'log':
         return this.logger.log(effect.level, effect.event, effect.message, effect.fields);
       case 'pause-health':
-        return (this.timers.clear('health'), this.parts.health?.pause());
       case 'probe':
-        return this.parts.health?.start(effect.run);
       case 'schedule-probe':
-        return this.parts.health && this.timers.set('health', this.parts.health.nextIntervalMs(Date.now()));
+        return this.health?.carryOut(effect);
       case 'begin-stop':
         return this.parts.stops.begin(Date.now());
       case 'stop-round':
@@ -260,10 +263,8 @@ class Supervisor {
   }
 
   private onHealth(runId: number, result: ProbeResult): void {
-    const { parts: { health }, state } = this;
-    if (!health || (state.phase !== 'running' && state.phase !== 'daemons') || runId !== state.run.id) return;
-    if (this.options.status) this.options.status.healthChecks[result.ok ? 'pass' : 'fail']++;
-    this.apply({ kind: 'health', run: runId, unhealthy: health.judge(result, Date.now()) === 'unhealthy' });
+    const input = this.health?.answered(this.state, runId, result);
+    if (input) this.apply(input);
   }
 
   private startRun(id: number): void {
@@ -271,10 +272,7 @@ class Supervisor {
     this.run = run;
     if (run.pid !== undefined) (this.parts.children.spawnedByNode.add(run.pid), this.parts.tree.setCommand(run.pid));
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
-    if (this.parts.health && run.pid !== undefined) {
-      this.parts.health.reset(Date.now());
-      this.timers.set('health', this.parts.health.nextIntervalMs(Date.now()));
-    }
+    if (run.pid !== undefined) this.health?.started();
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
   }
 
@@ -286,6 +284,7 @@ class Supervisor {
   private end(exitCode: number, exit: CommandExit): void {
     this.timers.abort();
     this.unwatchChildren();
+    this.parts.ready?.close();
     this.result = supervisorResult(this.command, exitCode, exit, this.parts.stops.killed);
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.loop.busy) this.resolveDone(this.result);

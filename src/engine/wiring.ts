@@ -10,6 +10,7 @@ import { IdleTrim } from './idle-trim.js';
 import { Pm2Supervision } from './pm2.js';
 import { Provenance } from './provenance.js';
 import type { EngineEvent } from './queue.js';
+import { ReadyListeners } from './ready-listeners.js';
 import { Relayers } from './relayers.js';
 import { spawnRun as spawnCommand } from './run.js';
 import { ScanScheduler } from './scans.js';
@@ -65,16 +66,19 @@ export function wire(
   const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
   const trimMemory = platform.trimMemory?.bind(platform);
   const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
-  /** Run `id` of the command: in the start directory, with this gsup's mark in its environment. */
+  const heard = (run: number, word: 'ready' | 'stopping', via: string) => push({ kind: 'app-said', run, word, via });
+  const ready = config.waitReady ? new ReadyListeners(command, platform, logger, heard) : undefined;
+  /** Run `id` of the command: in the start directory, with this gsup's mark (and NOTIFY_SOCKET) in its environment. */
   const spawnRun = (id: number, args: string[], terminal?: string[]) => {
-    const runOptions = { ...options, env: provenance.env(env, id) };
-    const run = spawnCommand(id, command, args, config, runOptions, platform, terminal);
+    const marked = provenance.env(env, id);
+    const { env: runEnv, ipc } = ready?.started(id, marked) ?? { env: marked, ipc: undefined };
+    const run = spawnCommand(id, command, args, config, { ...options, env: runEnv }, platform, terminal, ipc);
     deaths.newRun(run.sent);
     const line = [command, ...args].join(' ');
     void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));
     return run;
   };
-  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, spawnRun, deaths };
+  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, ready, spawnRun, deaths };
 }
 
 export type Parts = ReturnType<typeof wire>;

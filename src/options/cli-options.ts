@@ -105,6 +105,23 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, startIntervalMs, maxAgeMs, retries };
 }
 
+/** `--wait-ready` (off unless given) and `--ready-timeout`, which needs it. */
+function readyConfig(
+  flags: Record<string, any>,
+  env: NodeJS.ProcessEnv,
+  pick: Pick,
+): { waitReady: boolean; readyTimeout: number | undefined } {
+  const fromEnv = env.GSUP_WAIT_READY !== undefined && env.GSUP_WAIT_READY !== '' && envSwitch(env, 'GSUP_WAIT_READY');
+  const waitReady = flags.waitReady === true || fromEnv;
+  const given = pick('readyTimeout', '--ready-timeout', 'GSUP_READY_TIMEOUT');
+  if (!given) return { waitReady, readyTimeout: undefined };
+  const readyTimeout = parseDuration(...given);
+  if (readyTimeout === 0) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
+  const needs = 'needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited';
+  if (!waitReady) throw new UsageError(`${given[1]} ${quoted(given[0])} ${needs}`);
+  return { waitReady, readyTimeout };
+}
+
 /**
  * Reads argv (without node and script) and the environment. A flag wins over
  * its GSUP_* variable; both go through the same checks. Throws UsageError.
@@ -166,6 +183,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
   const restartDelay = pick('restartDelay', '--restart-delay', 'GSUP_RESTART_DELAY');
   const health = healthConfig(pick);
   const pdeathsig = pick('pdeathsig', '--pdeathsig', 'GSUP_PDEATHSIG');
+  const { waitReady, readyTimeout } = readyConfig(flags, env, pick);
   const rewrite = new Map<SignalName, SignalName | null>();
   for (const [value, what] of pickList('rewrite', '--rewrite', 'GSUP_REWRITE')) {
     const [from, to] = parseRewrite(value, what);
@@ -200,6 +218,8 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     verbosity,
     health,
     pdeathsig: pdeathsig && parseDeathSignal(...pdeathsig),
+    waitReady,
+    readyTimeout,
   };
 
   const [command, ...args] = commandLine;

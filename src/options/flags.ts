@@ -70,6 +70,10 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--health-start-period <duration>', startPeriod, 'GSUP_HEALTH_START_PERIOD', '0s');
   const startInterval = 'time between health checks until the first success (the first within 1s), in the start period';
   option('--health-start-interval <duration>', startInterval, 'GSUP_HEALTH_START_INTERVAL', '5s');
+  const waitReady = "ready only once the app says so: process.send('ready') (node) or READY=1 on $NOTIFY_SOCKET";
+  program.addOption(new Option('--wait-ready', `${waitReady} [env GSUP_WAIT_READY=1]`));
+  const readyTimeout = 'with --wait-ready: no word by then is a failed start (stopped; restarted per --restart)';
+  option('--ready-timeout <duration>', readyTimeout, 'GSUP_READY_TIMEOUT', 'none');
   option('--status-port <port>', 'serve /livez, /readyz and /metrics (Prometheus) on this port', 'GSUP_STATUS_PORT', 'none');
   option(
     '--status-host <host>',

@@ -4,7 +4,7 @@ import { posixPlatform } from './posix.js';
 import type { Platform } from './types.js';
 import { windowsPlatform } from './windows.js';
 
-export type { ChildHandle, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
+export type { ChildHandle, NotifySocket, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './cgroup.js';
 

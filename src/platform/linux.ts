@@ -9,6 +9,7 @@ import { trimMalloc, widenSignalPipe } from './linux-native.js';
 import { environValue } from './environ.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
+import { openNotifySocket } from './notify-socket.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
 import { sendSignal, watchSigchld } from './signal.js';
@@ -228,4 +229,5 @@ export const linuxPlatform: Platform = {
   readMemoryCgroup,
   reapZombies,
   ownChildren,
+  openNotifySocket,
 };

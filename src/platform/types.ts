@@ -39,6 +39,12 @@ export interface ChildHandle {
   readonly pid: number;
 }
 
+/** sd_notify's socket, bound and read: its path (for $NOTIFY_SOCKET), and its end (the folder removed). */
+export interface NotifySocket {
+  readonly path: string;
+  close(): void;
+}
+
 /** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
 export type SignalName = NodeJS.Signals;
 
@@ -167,6 +173,12 @@ export interface Platform {
   ownMemoryCgroup?(): Promise<MemoryCgroup | undefined>;
   /** A memory cgroup's OOM kill count (limit, peak) now, read asynchronously; undefined when unreadable. */
   readMemoryCgroup?(cgroup: MemoryCgroup): Promise<OomReading | undefined>;
+  /**
+   * An AF_UNIX datagram socket for sd_notify (`READY=1`), in a private
+   * folder; `heard` gets each datagram's text. Returns why not as a string;
+   * absent where there is none.
+   */
+  openNotifySocket?(heard: (text: string) => void): NotifySocket | string;
   /** Force-stop a whole tree where signals are not available (Windows). */
   killTree?(pid: number): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 // The package by its own name, as a user imports it (resolved through "exports").
 import { supervise, type SupervisorHandle } from 'gsup';
-import { PRINTER, killEverything } from '../helpers/gsup.js';
+import { PRINTER, fixture, killEverything } from '../helpers/gsup.js';
 import { isAlive } from '../helpers/proc.js';
 
 const handles: SupervisorHandle[] = [];
@@ -119,6 +119,10 @@ describe("import { supervise } from 'gsup'", () => {
       [{ health: { ...HEALTH, url: 'ftp://x/' } }, 'health.url: "ftp://x/" is not an http:// or https:// URL'],
       [{ health: { ...HEALTH, cmd: 'true', intervalMs: 0 } }, 'health.intervalMs: 0 must be above 0'],
       [{ health: { ...HEALTH, file: '/tmp/beat', retries: 0 } }, 'health.retries: 0 is not a whole number from 1'],
+      [{ waitReady: 'yes' }, 'waitReady: "yes" is not true or false'],
+      [{ waitReady: true, readyTimeout: '5' }, 'readyTimeout: "5" is no duration: a string needs a unit'],
+      [{ waitReady: true, readyTimeout: 0 }, 'readyTimeout: 0 must be above 0'],
+      [{ readyTimeout: '5s' }, 'readyTimeout: "5s" is given without waitReady: true (no word is awaited)'],
     ];
     for (const [options, message] of bad) {
       let thrown: unknown;
@@ -132,6 +136,16 @@ describe("import { supervise } from 'gsup'", () => {
     }
     // Nothing was started.
     expect(killEverything()).toEqual([]);
+  });
+
+  it('waitReady and readyTimeout: no word in time is a failed start, status 1 (the app exited 0)', async () => {
+    const options = { stdio: 'pipe', waitReady: true, readyTimeout: '300ms' } as const;
+    const handle = supervise('node', [fixture('ready-app.js'), '--never'], options);
+    handles.push(handle);
+    const output = lines(handle);
+    await output.next(/^ready \(pid/);
+    expect(await handle.exited).toMatchObject({ exitCode: 1, code: 0 });
+    expect(output.all.filter((line) => line.startsWith('signal: SIGTERM'))).toHaveLength(1);
   });
 
   it('health: durations with units work as milliseconds do', async () => {

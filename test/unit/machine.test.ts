@@ -19,11 +19,13 @@ const config: MachineConfig = {
   maxRestarts: 10,
   restartDelay: 1000,
   probes: false,
+  waitReady: false,
+  readyTimeout: undefined,
 };
 const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({ now, config: { ...config, ...overrides }, signalNumber });
 
 const record = initialState().record;
-const run = { id: 1, startedAt: 0 };
+const run = { id: 1, startedAt: 0, app: 'ready' } as const;
 const exit0 = { code: 0, signal: null };
 const stop = (overrides: Partial<Stop> = {}): Stop => ({ signal: 'SIGTERM', then: 'exit', cause: 'signal', received: 1, again: undefined, plan: undefined, ...overrides });
 const info = (pid: number, pgid: number): ProcessInfo => ({ pid, ppid: 1, pgid, sid: pgid, state: 'S', startTime: pid, name: 'app' });
@@ -52,9 +54,13 @@ const INPUTS: Input[] = [
   { kind: 'child-gone', treeGone: false },
   { kind: 'looked', alive: [], commandPgid: undefined },
   { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 },
-  ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health'] as const).map((name): Input => ({ kind: 'timer', name })),
+  ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health', 'ready-timeout'] as const).map(
+    (name): Input => ({ kind: 'timer', name }),
+  ),
   { kind: 'health', run: 1, unhealthy: true },
   { kind: 'health', run: 1, unhealthy: false },
+  { kind: 'app-said', run: 1, word: 'ready', via: 'READY=1 on NOTIFY_SOCKET' },
+  { kind: 'app-said', run: 1, word: 'stopping', via: 'STOPPING=1 on NOTIFY_SOCKET' },
   { kind: 'swept', notYet: 0 },
   { kind: 'swept', notYet: 2 },
   { kind: 'fault', message: 'boom' },
