@@ -56,7 +56,7 @@ export class ProcessTree {
    * gsup's own probes (health commands), each the leader of its group, by
    * pid: when it was reaped (Infinity while it runs), in start-time units.
    */
-  private readonly probes = new Map<number, number>();
+  private readonly probes = new Map<number, { reapedAt: number }>();
   private last: Promise<unknown> = Promise.resolve();
   /** The command lines of its processes, read ahead off the loop. */
   readonly lines: CommandLines;
@@ -106,8 +106,8 @@ export class ProcessTree {
    */
   ignoreProbe(pid: number): void {
     const now = this.platform.startTimeNow();
-    for (const [probe, reapedAt] of this.probes) if (now - reapedAt > FORGET_PROBES_AFTER) this.probes.delete(probe);
-    this.probes.set(pid, Infinity);
+    for (const [probe, { reapedAt }] of this.probes) if (now - reapedAt > FORGET_PROBES_AFTER) this.probes.delete(probe);
+    this.probes.set(pid, { reapedAt: Infinity });
   }
 
   /**
@@ -117,13 +117,25 @@ export class ProcessTree {
    * the restarted command itself) is not.
    */
   probeReaped(pid: number): void {
-    if (this.probes.has(pid)) this.probes.set(pid, this.platform.startTimeNow());
+    const probe = this.probes.get(pid);
+    if (probe) probe.reapedAt = this.platform.startTimeNow();
   }
 
-  /** The probe's own process, or one it left in its group? */
-  private probesOwn(info: ProcessInfo): boolean {
-    const reapedAt = this.probes.get(info.pid) ?? this.probes.get(info.pgid);
-    return reapedAt !== undefined && info.startTime <= reapedAt;
+  /**
+   * The probe's own process, or one it left in its group? While Node has not
+   * reaped the probe, its pid and its group id are certainly its own. Once
+   * reaped (Node says so in the very callback that reaps it), a process with
+   * its pid is a later one (the pid counter went round), and so is the group
+   * that one leads: the kernel hands out no pid still in use as a group id,
+   * so the probe's group was empty by then. What is left in the probe's group
+   * with no new leader is the probe's if it started before the reap.
+   */
+  private probesOwn(info: ProcessInfo, byPid: ReadonlyMap<number, ProcessInfo>): boolean {
+    const group = this.probes.get(info.pgid);
+    if (group && group.reapedAt === Infinity) return true;
+    if (this.probes.has(info.pid) && this.probes.get(info.pid)!.reapedAt === Infinity) return true;
+    if (!group || byPid.has(info.pgid)) return false;
+    return info.startTime <= group.reapedAt;
   }
 
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
@@ -153,7 +165,7 @@ export class ProcessTree {
     }
 
     // A probe reaped, with nothing left in its group: forgotten.
-    for (const [pid, reapedAt] of this.probes) {
+    for (const [pid, { reapedAt }] of this.probes) {
       if (reapedAt !== Infinity && !byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
     }
 
@@ -181,7 +193,7 @@ export class ProcessTree {
     const queue = roots;
     while (queue.length > 0) {
       const info = queue.pop()!;
-      if (seen.has(info.pid) || this.probesOwn(info)) continue;
+      if (seen.has(info.pid) || this.probesOwn(info, byPid)) continue;
       seen.add(info.pid);
       members.push(info);
       const below = children.get(info.pid);
