@@ -1,3 +1,4 @@
+import { NODE_OPTIONS_PASSED } from '../platform/exec-tty-env.js';
 import { resolve } from 'node:path';
 import type { SupervisorConfig } from './config.js';
 import type { Platform, SignalName } from '../platform/index.js';
@@ -47,11 +48,13 @@ export function spawnRun(
 ): CommandRun {
   const group = config.target === 'group';
   const wrap = group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
+  // gsup's own exec helper is a node: the app's NODE_OPTIONS pass it by, for the command (exec-tty.ts).
+  const env = wrap && terminal[0] === process.execPath ? passNodeOptionsBy(options.env ?? process.env) : options.env;
   const spawned = (options.spawn ?? defaultSpawn(platform))(wrap ? terminal[0] : command, wrap ? [...terminal.slice(1), command, ...args] : args, {
     // setsid(1) forks first when it leads a group already: it must not.
     detached: group && !wrap,
     stdio: options.stdio ?? 'inherit',
-    env: options.env,
+    env,
     cwd: options.cwd,
     ...(ipc && { ipc }),
   });
@@ -95,4 +98,11 @@ export function startDirectory(cwd: string | undefined): string | undefined {
   } catch {
     return cwd; // the start directory was removed: the spawn says so
   }
+}
+
+/** NODE_OPTIONS under another name, which gsup's exec helper gives back before it execs the command. */
+function passNodeOptionsBy(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.NODE_OPTIONS === undefined) return env;
+  const { NODE_OPTIONS, ...rest } = env;
+  return { ...rest, [NODE_OPTIONS_PASSED]: NODE_OPTIONS };
 }

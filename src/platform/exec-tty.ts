@@ -1,3 +1,4 @@
+import { NODE_OPTIONS_PASSED } from './exec-tty-env.js';
 import { execInNewSession } from './linux-native.js';
 
 // gsup's own `setsid -c COMMAND ARGS…` (its own bundle, run by node): where
@@ -6,6 +7,10 @@ import { execInNewSession } from './linux-native.js';
 
 const ENOENT = 2;
 const [command, ...args] = process.argv.slice(2);
+// The app's NODE_OPTIONS, kept from this node (run.ts): the command gets them back (execvp takes this environment).
+const nodeOptions = process.env[NODE_OPTIONS_PASSED];
+delete process.env[NODE_OPTIONS_PASSED];
+if (nodeOptions !== undefined) process.env.NODE_OPTIONS = nodeOptions;
 const { step, errno } = execInNewSession(command, args);
 process.stderr.write(`gsup: cannot run ${command}: ${step} failed${errno ? ` (errno ${errno})` : ''}\n`);
 // As a shell says it: not found, or found but not runnable.

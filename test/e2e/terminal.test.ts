@@ -1,7 +1,7 @@
 import { readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { PRINTER, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
 import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 import { CTRL_C, CTRL_Z, gsupLine, inPty, ptySkipReason, quote, shellInPty } from '../helpers/pty.js';
 
@@ -192,6 +192,18 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
     expect(pid).toBeDefined();
     expect(sid).toBe(pid); // the command leads its own session, whose terminal it is
     expect(run.stdout.join('\n')).not.toMatch(/controlling terminal/);
+  });
+
+  it('group, gsup’s own exec helper with a preload in NODE_OPTIONS: the helper (a node) does not load it, the command gets it unchanged', async () => {
+    const preload = fixture('preload.cjs');
+    const script = 'echo "options: $NODE_OPTIONS"; echo "passed: ${GSUP_EXEC_NODE_OPTIONS-none}"';
+    const env = { PATH: '/nonexistent', NODE_OPTIONS: `--require ${preload}`, PRELOAD_NO_HANDLER: '1' };
+    const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, { env });
+    expect((await run.finished()).code, run.transcript()).toBe(0);
+    expect(run.stdout, run.transcript()).toContain(`options: --require ${preload}`);
+    expect(run.stdout).toContain('passed: none');
+    // Loaded once: in gsup's first image, which then started again without it; not in the helper.
+    expect(run.count(/^preload loaded /), run.transcript()).toBe(1);
   });
 
   it('group, a setsid on PATH that has no -c (an old busybox): not trusted, gsup’s own exec helper hands the terminal over', async () => {
