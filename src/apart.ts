@@ -1,4 +1,3 @@
-import { constants } from 'node:os';
 import { execNodeAgain } from './platform/reexec.js';
 import { loadMarker } from './platform/stop-handover.js';
 import type { SignalName } from './platform/types.js';
@@ -11,11 +10,14 @@ import type { SignalName } from './platform/types.js';
  * (execve(2): the same pid, so PID 1 stays PID 1) without it, and hands it
  * back to the command unchanged. What this costs is paid only then.
  *
- * No stop signal is lost on the way: the stop signals' handler becomes the
+ * Stop signals are kept on the way: the stop signals' handler becomes the
  * marker of stop-handover.ts first (the kernel keeps its alarm across
  * execve), and what Node took before that (its start-up handler, or a
  * preload's signal handle, drained in one turn of the loop) is carried over
- * in the environment, with NODE_OPTIONS, under GSUP_APART.
+ * in the environment, with NODE_OPTIONS, under GSUP_APART. One window stays:
+ * as PID 1, a stop signal in the milliseconds between the execve and the new
+ * Node's first handler is dropped by the kernel (docs/limits.md), as in the
+ * first milliseconds of any Node program as PID 1.
  */
 export interface Carried {
   /** Signals the process gsup replaced took, in order: the new one treats them as received first. */
@@ -39,8 +41,8 @@ export function apart(then: (carried: Carried) => void): void {
   const note = env[KEY];
   delete env[KEY];
   const nodeOptions = env.NODE_OPTIONS;
-  if (note !== undefined && nodeOptions === undefined) return then(arrived(note));
   const here: Carried = { held: [], armed: false, ppid };
+  if (note !== undefined && nodeOptions === undefined) return then(arrived(note) ?? here);
   if (!nodeOptions?.trim()) return then(here);
   if (process.platform !== 'linux') return then({ ...here, together: `not on ${process.platform}` });
   if (env.GSUP_FFI === '0') return then({ ...here, together: 'GSUP_FFI=0' });
@@ -54,7 +56,7 @@ export function apart(then: (carried: Carried) => void): void {
   if (armed) for (const signal of STOPS) if (marker.swap(signal)) held.push(signal);
   const go = () => {
     const { NODE_OPTIONS: _, ...rest } = env as Record<string, string>;
-    const why = execNodeAgain({ ...rest, [KEY]: JSON.stringify({ nodeOptions, held, armed, ppid }) }, moduleUrl);
+    const why = execNodeAgain({ ...rest, [KEY]: JSON.stringify({ pid: process.pid, nodeOptions, held, armed, ppid }) }, moduleUrl);
     then({ held, armed, ppid, together: why });
   };
   // A preload's SIGTERM handle: what libuv took before the swap comes out in the next poll.
@@ -64,16 +66,23 @@ export function apart(then: (carried: Carried) => void): void {
   setImmediate(go);
 }
 
-/** The new process: NODE_OPTIONS back for the command, and what the old one carried. */
-function arrived(note: string): Carried {
-  let carried: { nodeOptions?: unknown; held?: unknown; armed?: unknown; ppid?: unknown };
+/**
+ * The new process: NODE_OPTIONS back for the command, and what the old one
+ * carried. Only a note this very process wrote before its execve counts (same
+ * pid); anything else in GSUP_APART (set by hand, inherited from a gsup
+ * around this one) is dropped, and it carries nothing but stop signals.
+ */
+function arrived(note: string): Carried | undefined {
+  let carried: unknown;
   try {
     carried = JSON.parse(note);
   } catch {
-    return { held: [], armed: false };
+    return undefined;
   }
-  if (typeof carried.nodeOptions === 'string') process.env.NODE_OPTIONS = carried.nodeOptions;
-  const held = Array.isArray(carried.held) ? carried.held.filter((s): s is SignalName => typeof s === 'string' && Object.hasOwn(constants.signals, s)) : [];
-  const ppid = Number.isInteger(carried.ppid) ? (carried.ppid as number) : undefined;
-  return { held, armed: carried.armed === true, ppid };
+  if (typeof carried !== 'object' || carried === null) return undefined;
+  const { pid, nodeOptions, held, armed, ppid } = carried as Record<string, unknown>;
+  if (pid !== process.pid) return undefined;
+  if (typeof nodeOptions === 'string') process.env.NODE_OPTIONS = nodeOptions;
+  const stops = Array.isArray(held) ? held.filter((s): s is SignalName => STOPS.includes(s as (typeof STOPS)[number])) : [];
+  return { held: stops, armed: armed === true, ppid: Number.isInteger(ppid) ? (ppid as number) : undefined };
 }

@@ -230,7 +230,7 @@ export class ProcessTree {
     const origin = this.origin;
     if (!origin?.strict) return { own: all, foreign: [] };
     const seen = (info: ProcessInfo) =>
-      this.known.get(info.pid) === info.startTime || origin.nodeChildren.has(info.pid) || this.probes.has(info.pid);
+      this.known.get(info.pid) === info.startTime || origin.nodeChildren.has(info.pid) || this.probes.get(info.pid)?.reapedAt === Infinity;
     // A zombie has no environment left to read: reaped, it needs no verdict.
     const unseen = all.filter((info) => !seen(info) && isAlive(info));
     if (unseen.length === 0) return { own: all.filter(seen), foreign: [] };

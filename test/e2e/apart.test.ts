@@ -76,6 +76,17 @@ describe('NODE_OPTIONS stays the app\'s', () => {
     await run.finished();
   });
 
+  it.each(['null', '[1]', '{"held":["SIGKILL","SIGSTOP","SIGTERM"]}', '{"pid":1,"held":["SIGTERM"]}', 'not json'])(
+    'a GSUP_APART gsup did not write itself (%s) is dropped: no stack trace, nothing taken as received',
+    async (note) => {
+      const run = gsup(['--', 'sh', '-c', 'echo "started: ${GSUP_APART-none}"'], { env: { GSUP_APART: note } });
+      const exit = await run.finished();
+      expect(exit.code, run.transcript()).toBe(0);
+      expect(run.stdout).toEqual(['started: none']);
+      expect(run.stderr, run.transcript()).toEqual([]);
+    },
+  );
+
   it('--inspect in NODE_OPTIONS: the port is the app\'s, gsup holds none', async () => {
     const port = await freePort();
     const script = 'console.log("inspector:", require("node:inspector").url() ?? "none")';
