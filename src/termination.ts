@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { SupervisorResult } from './engine/api.js';
@@ -78,11 +78,9 @@ export async function terminationLogPath(
 
 /** Kubernetes' file, only where it exists (the kubelet mounts it): never created. */
 async function kubernetesFile(): Promise<boolean> {
-  const found = await stat(KUBERNETES_TERMINATION_LOG).then(
-    () => true,
-    () => false,
-  );
-  return found && (await writable(KUBERNETES_TERMINATION_LOG)) === true;
+  // A look in /dev (a local tmpfs) cannot hang: no trip through libuv's pool before the first spawn.
+  if (!existsSync(KUBERNETES_TERMINATION_LOG)) return false;
+  return (await writable(KUBERNETES_TERMINATION_LOG)) === true;
 }
 
 /** true, or why not. A missing file may be created where its directory is writable. */
