@@ -1,28 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, step, type Effect, type Facts, type Input, type MachineConfig, type Phase, type State } from '../../src/engine/machine.js';
+import { initialState, step, type Effect, type Input, type Phase, type State } from '../../src/engine/machine.js';
 import type { Stop } from '../../src/engine/state.js';
 import type { CommandExit } from '../../src/engine/spawn.js';
 import { isWrapper } from '../../src/engine/exit-status.js';
 import { readiness } from '../../src/engine/readiness.js';
-import { signalNumber } from '../../src/signals.js';
+import { factsWith } from '../helpers/machine.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 
 // The machine alone: pure, no process, no timer. Every phase × every input,
 // then the decisions that matter most, one by one.
 
-const config: MachineConfig = {
-  killTimeout: 10_000,
-  stopDelay: 0,
-  onExit: 'auto',
-  successExit: [],
-  restart: 'never',
-  maxRestarts: 10,
-  restartDelay: 1000,
-  probes: false,
-  waitReady: false,
-  readyTimeout: undefined,
-};
-const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({ now, config: { ...config, ...overrides }, signalNumber });
+const facts = factsWith();
 
 const record = initialState().record;
 const run = { id: 1, startedAt: 0, app: 'ready' } as const;

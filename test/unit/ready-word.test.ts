@@ -1,29 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, step, type Effect, type Facts, type Input } from '../../src/engine/machine.js';
+import { initialState, step, type Effect, type Input } from '../../src/engine/machine.js';
 import type { MachineConfig } from '../../src/engine/machine.js';
 import type { State } from '../../src/engine/machine.js';
 import { readiness } from '../../src/engine/readiness.js';
-import { signalNumber } from '../../src/signals.js';
+import { factsWith } from '../helpers/machine.js';
 
 // --wait-ready in the pure step: the app's word is an input, its state the run's; readiness reads it.
 
-const config: MachineConfig = {
-  killTimeout: 10_000,
-  stopDelay: 0,
-  onExit: 'auto',
-  successExit: [],
-  restart: 'never',
-  maxRestarts: 10,
-  restartDelay: 1000,
-  probes: false,
-  waitReady: true,
-  readyTimeout: 5000,
-};
-const facts = (overrides: Partial<MachineConfig> = {}, now = 100_000): Facts => ({
-  now,
-  config: { ...config, ...overrides },
-  signalNumber,
-});
+const facts = factsWith({ waitReady: true, readyTimeout: 5000 });
 const logged = (effects: Effect[]) =>
   effects.flatMap((effect) => (effect.kind === 'log' ? [`${effect.level} ${effect.message}`] : []));
 const via = 'READY=1 on NOTIFY_SOCKET';
