@@ -49,7 +49,10 @@ export class FakePlatform implements Platform {
     return Promise.resolve(this.environs.get(pid)?.[name]);
   }
   handOverTerminal?: Platform['handOverTerminal'];
+  /** The pids whose command line was read (the engine reads them ahead, off the loop). */
+  readonly linesRead = new Set<number>();
   async readCommandLine(pid: number) {
+    this.linesRead.add(pid);
     return this.commandLines.get(pid) ?? `cmd-${pid}`;
   }
   kill(pid: number, signal: SignalName) {

@@ -48,6 +48,13 @@ let transcript: { platform: FakePlatform; lines: string[]; result: Promise<unkno
 /** Lets the loop handle what is queued, and time pass. */
 const advance = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
+/** Until the command's line (read ahead at its spawn, off the loop) is known: a forward then goes at once. */
+async function untilLineRead(platform: FakePlatform, pid = 500): Promise<void> {
+  for (let turn = 0; turn < 50 && !platform.linesRead.has(pid); turn++) await advance();
+  expect(platform.linesRead.has(pid)).toBe(true);
+  await advance(); // its answer, taken in
+}
+
 interface Command {
   pid: number;
   finish: (exit: CommandExit) => void;
@@ -98,7 +105,7 @@ describe('the loop, phase by phase', () => {
   it('running: a forwarded signal goes to the command’s group at once, before any look at the tree', async () => {
     const { platform, start } = setup({ reaping: true });
     const handle = start();
-    await advance(); // the command's line, read off the loop at its spawn: it is no pm2 manager
+    await untilLineRead(platform); // the command's line, read off the loop at its spawn: it is no pm2 manager
     handle.signal('SIGHUP');
     await advance();
     expect(killsOf(platform, 'SIGHUP')).toEqual([-500]);
@@ -258,7 +265,7 @@ describe('the loop, phase by phase', () => {
   it('a missed SIGCHLD: the command’s exit is noticed while signals flood in (libuv is nudged with a SIGCHLD of our own)', async () => {
     const { platform, start } = setup();
     const handle = start();
-    await advance(); // the command's line, read at its spawn
+    await untilLineRead(platform); // the command's line, read at its spawn
     for (let index = 0; index < 100; index++) {
       handle.signal('SIGWINCH');
       await advance(); // each one handled: not merged
@@ -394,7 +401,7 @@ describe('the loop, phase by phase', () => {
       return list();
     };
     const handle = start();
-    await advance(); // the command's line, read at its spawn
+    await untilLineRead(platform); // the command's line, read at its spawn
     handle.signal('SIGHUP'); // forwarded; its look at the tree fails
     await advance(100);
     expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
