@@ -13,6 +13,7 @@ import { SignalIntake } from './intake.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type Phase, type State } from './machine.js';
 import { runsPm2Cli, type Pm2Manager } from './pm2.js';
 import { EventLoop, messageOf } from './event-loop.js';
+import { unhandled } from './unhandled.js';
 import { EventQueue, type EngineEvent } from './queue.js';
 import { notStarted, startDirectory, type CommandRun } from './run.js';
 import type { CommandExit } from './spawn.js';
@@ -136,6 +137,8 @@ class Supervisor {
         return this.apply(event);
       case 'fault':
         return this.apply({ kind: 'fault', message: messageOf(event.error) });
+      default:
+        return unhandled(event); // a new kind of event does not compile until it is dispatched here
     }
   }
 
@@ -197,6 +200,8 @@ class Supervisor {
       }
       case 'exit':
         return this.end(effect.exitCode, effect.exit);
+      default:
+        return unhandled(effect); // a new kind of effect does not compile until it is carried out here
     }
   }
 
