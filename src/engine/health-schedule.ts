@@ -1,5 +1,5 @@
 import type { HealthChecks, HealthState, ProbeResult } from './health.js';
-import type { Effect, Input, State } from './state.js';
+import { runOn, type Effect, type Input, type State } from './state.js';
 import type { StatusBoard } from './status-board.js';
 import type { Timers } from './timers.js';
 
@@ -36,7 +36,7 @@ export class HealthSchedule {
 
   /** A round answered: the input it makes, unless its run is over (or what it handed over to). */
   answered(state: State, runId: number, result: ProbeResult): Input | undefined {
-    if ((state.phase !== 'running' && state.phase !== 'daemons') || runId !== state.run.id) return undefined;
+    if (!runOn(state) || runId !== state.run.id) return undefined;
     if (this.status) this.status.healthChecks[result.ok ? 'pass' : 'fail']++;
     return { kind: 'health', run: runId, unhealthy: this.checks.judge(result, Date.now()) === 'unhealthy' };
   }

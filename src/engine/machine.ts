@@ -7,7 +7,7 @@ import { behindWrapper, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
 import { decideRestart } from './restart.js';
 import type { CommandExit } from './spawn.js';
-import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
+import { runOn, type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, sendStop, stopSignal } from './stop-sequence.js';
 
 // Every decision of a supervision, as one pure function: step(state, input, facts) → { state, effects }.
@@ -190,7 +190,7 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
 }
 
 function health(state: State, run: number, unhealthy: boolean, facts: Facts, out: Out): State {
-  if ((state.phase !== 'running' && state.phase !== 'daemons') || run !== state.run.id) return state;
+  if (!runOn(state) || run !== state.run.id) return state;
   if (!unhealthy) {
     if (facts.config.probes) out.push({ kind: 'schedule-probe' });
     return state;

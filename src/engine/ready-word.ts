@@ -1,6 +1,6 @@
 import { formatDuration } from './format.js';
 import { log } from './outcomes.js';
-import type { Facts, Input, Out, State } from './state.js';
+import { runOn, type Facts, type Input, type Out, type State } from './state.js';
 import { beginStop, newStop } from './stop-sequence.js';
 
 // The app's word of readiness (--wait-ready), as decisions of the pure step:
@@ -12,7 +12,7 @@ import { beginStop, newStop } from './stop-sequence.js';
  * during a stop, changes nothing.
  */
 export function appSaid(state: State, input: Extract<Input, { kind: 'app-said' }>, facts: Facts, out: Out): State {
-  if ((state.phase !== 'running' && state.phase !== 'daemons') || input.run !== state.run.id) return state;
+  if (!runOn(state) || input.run !== state.run.id) return state;
   const { run } = state;
   if (run.app !== 'waiting' && !(run.app === 'ready' && input.word === 'stopping')) return state;
   const tookMs = facts.now - run.startedAt;
@@ -30,7 +30,7 @@ export function appSaid(state: State, input: Extract<Input, { kind: 'app-said' }
 
 /** --ready-timeout: no word yet is a failed start, stopped (then restarted or not) as failed health checks are. */
 export function readyTimedOut(state: State, facts: Facts, out: Out): State {
-  if ((state.phase !== 'running' && state.phase !== 'daemons') || state.run.app !== 'waiting') return state;
+  if (!runOn(state) || state.run.app !== 'waiting') return state;
   const timeout = formatDuration(facts.config.readyTimeout ?? facts.now - state.run.startedAt);
   const then = facts.config.restart === 'never' ? 'exit' : 'restart';
   // As for failed health checks: the failure, then the stop's own line.

@@ -129,6 +129,11 @@ export type State =
 export type Phase = State['phase'];
 export type In<P extends Phase> = Extract<State, { phase: P }>;
 
+/** A run is on: the command runs, or gsup supervises the daemons it handed over to. */
+export function runOn(state: State): state is In<'running' | 'daemons'> {
+  return state.phase === 'running' || state.phase === 'daemons';
+}
+
 /** What happened, as values: the shell turns events and looks into these. */
 export type Input =
   | { kind: 'start'; stopFirst: SignalName | undefined }

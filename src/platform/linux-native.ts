@@ -19,6 +19,10 @@ export interface Libc {
   ioctlValue: (fd: number, request: number, value: number) => number;
   signal: (signal: number, handler: null) => unknown;
   execvp: (file: string, argv: Array<string | null>) => number;
+  /** sd_notify's socket (notify-socket.ts). */
+  socket: (domain: number, type: number, protocol: number) => number;
+  bind: (fd: number, address: Buffer, length: number) => number;
+  shutdown: (fd: number, how: number) => number;
   errno: () => number;
   /** glibc only. */
   mallocTrim: ((pad: number) => number) | undefined;
@@ -55,7 +59,6 @@ export function errnoName(errno: number): string {
 let libc: Libc | undefined;
 let failure: string | undefined;
 
-
 /** Why koffi could not be loaded, once `load()` has failed. */
 export function nativeFailure(): string | undefined {
   return failure;
@@ -85,6 +88,9 @@ export function load(): Libc | undefined {
       ioctlValue: library.func('ioctl', 'int', ['int', 'unsigned long', 'long']),
       signal: library.func('void *signal(int, void *)'),
       execvp: library.func('int execvp(const char *, const char **)'),
+      socket: library.func('int socket(int, int, int)'),
+      bind: library.func('int bind(int, const void *, uint32_t)'),
+      shutdown: library.func('int shutdown(int, int)'),
       errno: () => koffi.errno(),
       mallocTrim: optional(() => library.func('int malloc_trim(size_t)')),
     };

@@ -1,7 +1,7 @@
 import { mkdtempSync, read, rmSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadKoffi, loadLibc } from './koffi.js';
+import { load, nativeFailure } from './linux-native.js';
 import type { NotifySocket } from './types.js';
 
 // systemd's sd_notify protocol: the app sends `READY=1` (and other
@@ -19,30 +19,6 @@ const SHUT_RD = 0;
 const SUN_PATH_MAX = 107;
 const DATAGRAM_MAX = 4096;
 
-interface SocketCalls {
-  socket: (domain: number, type: number, protocol: number) => number;
-  bind: (fd: number, address: Buffer, length: number) => number;
-  shutdown: (fd: number, how: number) => number;
-  close: (fd: number) => number;
-  errno: () => number;
-}
-
-let calls: SocketCalls | undefined;
-
-function load(): SocketCalls {
-  if (calls) return calls;
-  const koffi = loadKoffi(import.meta.url);
-  const library = loadLibc(koffi);
-  calls = {
-    socket: library.func('int socket(int, int, int)'),
-    bind: library.func('int bind(int, const void *, uint32_t)'),
-    shutdown: library.func('int shutdown(int, int)'),
-    close: library.func('int close(int)'),
-    errno: () => koffi.errno(),
-  };
-  return calls;
-}
-
 /**
  * A notify socket in a private folder (0700: only gsup's user and root can
  * send to it), calling `heard` with each datagram's text. Returns why not as
@@ -50,13 +26,8 @@ function load(): SocketCalls {
  * the pool would keep Node from exiting (shutdown(2) ends it).
  */
 export function openNotifySocket(heard: (text: string) => void): NotifySocket | string {
-  if (process.env.GSUP_FFI === '0') return 'GSUP_FFI=0';
-  let native: SocketCalls;
-  try {
-    native = load();
-  } catch (error) {
-    return `koffi could not be loaded (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`;
-  }
+  const native = load();
+  if (!native) return `koffi could not be loaded (${nativeFailure()})`;
   let dir: string;
   try {
     dir = mkdtempSync(join(tmpdir(), 'gsup-notify-'));
