@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { readProcFile } from './proc-read.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
@@ -147,21 +147,9 @@ export const linuxPlatform: Platform = {
     return Math.ceil(uptime() * 100);
   },
   async readCommandLine(pid) {
-    let file;
-    try {
-      file = await open(`/proc/${pid}/cmdline`, 'r');
-    } catch {
-      return undefined; // gone
-    }
-    try {
-      const text = Buffer.allocUnsafe(4096);
-      const { bytesRead } = await file.read(text, 0, text.length, 0);
-      return text.toString('latin1', 0, bytesRead).replace(/\0+$/, '').split('\0').join(' ');
-    } catch {
-      return undefined;
-    } finally {
-      await file.close().catch(() => {});
-    }
+    // undefined: gone (or not readable)
+    const text = await readProcFile(`/proc/${pid}/cmdline`, 4096);
+    return text && text.toString('latin1').replace(/\0+$/, '').split('\0').join(' ');
   },
   ownerMatches(pid) {
     // Real and effective uid both (the Uid line): a setuid program another user ran is not gsup's user.
