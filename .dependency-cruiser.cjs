@@ -1,9 +1,10 @@
 // The layering of gsup's source, checked by `npm test` (npm run lint:layers).
 // Layers, top down: cli.ts and inbox.ts → options/ → engine/ → platform/.
-// Within engine/, the machine (the pure step) touches nothing of the world.
+// Within engine/, the rooms: machine/ (the pure step) touches nothing of the world; shell/ (the loop)
+// wires the others; tree/, delivery/, children/, pm2/ and health/ never reach up into the shell.
 
-/** The files of the pure step and what it decides with: no node:, no platform code, no timers, no logger. */
-const PURE = '^src/engine/(machine|state|stop-sequence|outcomes|restart|on-exit|exit-status|format|ready-word)\\.ts$';
+/** The pure step's room: no node:, no platform code, no timers, no logger; only types from elsewhere. */
+const PURE = '^src/engine/machine/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -34,12 +35,19 @@ module.exports = {
       severity: 'error',
       comment: 'options/ builds a configuration: it uses the engine’s types and tables, never its moving parts.',
       from: { path: '^src/options/' },
-      to: { path: '^src/engine/(supervisor|machine|wiring|event-loop|stop-rounds|children|forwarder|scans|tree|pm2|health|intake|reaper|deliver|relayers)\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/engine/(shell|delivery|children|pm2|health|tree)/', pathNot: '^src/engine/tree/targets\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'shell-on-top',
+      severity: 'error',
+      comment: 'The shell wires the rooms: none of them reaches up into it, except for its types.',
+      from: { path: '^src/engine/', pathNot: '^src/engine/shell/' },
+      to: { path: '^src/engine/shell/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'pure-step',
       severity: 'error',
-      comment: 'The pure step imports nothing that touches the world: only its own kind, and types.',
+      comment: 'The pure step imports nothing that touches the world: only its own room, and types.',
       from: { path: PURE },
       to: { pathNot: PURE, dependencyTypesNot: ['type-only'] },
     },

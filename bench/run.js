@@ -344,7 +344,7 @@ function rawProcRead() {
 /** What one look at gsup's tree costs (the engine's own code, loaded through tsx): median of 20. */
 async function snapshotCost(gsupPid) {
   const { tsImport } = await import('tsx/esm/api');
-  const { ProcessTree } = await tsImport('../src/engine/tree.ts', import.meta.url);
+  const { ProcessTree } = await tsImport('../src/engine/tree/tree.ts', import.meta.url);
   const { linuxPlatform } = await tsImport('../src/platform/linux.ts', import.meta.url);
   const tree = new ProcessTree(linuxPlatform, gsupPid);
   const times = [];

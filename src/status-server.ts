@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { StatusBoard } from './engine/status-board.js';
+import type { StatusBoard } from './engine/shell/status-board.js';
 import { UsageError } from './options/errors.js';
 import { countEpipe } from './platform/sigpipe.js';
 

@@ -1,8 +1,8 @@
 import { constants, existsSync } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { SupervisorResult } from './engine/api.js';
-import { describeExit } from './engine/format.js';
+import type { SupervisorResult } from './engine/config/api.js';
+import { describeExit } from './engine/machine/format.js';
 import { escapeControls, type Logger, type LogLevel } from './log.js';
 import { UsageError } from './options/errors.js';
 

@@ -1,10 +1,10 @@
 import type { LogFormat } from '../log.js';
-import { ON_EXIT_POLICIES } from '../engine/on-exit.js';
-import { RESTART_MODES } from '../engine/restart.js';
-import { TARGET_MODES } from '../engine/plan.js';
+import { ON_EXIT_POLICIES } from '../engine/machine/on-exit.js';
+import { RESTART_MODES } from '../engine/machine/restart.js';
+import { TARGET_MODES } from '../engine/tree/targets.js';
 import type { SignalName } from '../platform/index.js';
-import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config.js';
-import type { HealthConfig } from '../engine/health.js';
+import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config/config.js';
+import type { HealthConfig } from '../engine/health/probes.js';
 import { parseDuration } from './duration.js';
 import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';

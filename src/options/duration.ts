@@ -1,4 +1,4 @@
-import { MAX_DURATION_MS, readDuration } from '../engine/duration.js';
+import { MAX_DURATION_MS, readDuration } from '../engine/config/duration.js';
 import { quoted, UsageError } from './errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import { formatDuration } from '../engine/format.js';
+import { formatDuration } from '../engine/machine/format.js';
 import { UsageError } from './errors.js';
 
 // A second for the stop's own bookkeeping and the runtime's SIGKILL to come after gsup's.

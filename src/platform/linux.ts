@@ -12,7 +12,7 @@ import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, 
 import { openNotifySocket } from './notify-socket.js';
 import { ownedTerminal } from './terminal.js';
 import { onPath } from './which.js';
-import { sendSignal, watchSigchld } from './signal.js';
+import { sendSignal, watchSigchld } from './kill.js';
 import { isAlive, type ChildHandle, type Platform, type ProcessInfo, type SignalName } from './types.js';
 
 // One buffer for every read: a /proc scan of thousands of processes must not

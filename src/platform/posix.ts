@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { childByNumber, sendSignal, watchSigchld } from './signal.js';
+import { childByNumber, sendSignal, watchSigchld } from './kill.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from './types.js';
 
 // Where there is no /proc (macOS, the BSDs): one `ps` spawn per snapshot.

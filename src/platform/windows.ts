@@ -1,4 +1,4 @@
-import { childByNumber, sendSignal } from './signal.js';
+import { childByNumber, sendSignal } from './kill.js';
 import type { Platform, ProcessInfo } from './types.js';
 
 // Windows has no signals, groups or sessions: the tree comes from pidtree, a

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { supervise } from '../../src/engine/supervisor.js';
+import { supervise } from '../../src/engine/shell/supervisor.js';
 import { posixPlatform } from '../../src/platform/posix.js';
 import { PRINTER, gsup, killEverything, leftovers } from '../helpers/gsup.js';
 import { isAlive, waitFor } from '../helpers/proc.js';

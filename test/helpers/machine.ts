@@ -1,4 +1,4 @@
-import type { Facts, MachineConfig } from '../../src/engine/machine.js';
+import type { Facts, MachineConfig } from '../../src/engine/machine/step.js';
 import { signalNumber } from '../../src/signals.js';
 
 /** The machine's configuration in the table tests: the defaults, then what a test sets. */

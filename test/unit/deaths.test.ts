@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Deaths, explainKill, formatBytes, killLine } from '../../src/engine/deaths.js';
-import { StatusBoard } from '../../src/engine/status-board.js';
+import { Deaths, explainKill, formatBytes, killLine } from '../../src/engine/children/deaths.js';
+import { StatusBoard } from '../../src/engine/shell/status-board.js';
 import { Logger } from '../../src/log.js';
 import {
   memoryCgroupOf,

@@ -1,11 +1,11 @@
 import { signalNumber } from '../../src/signals.js';
 import { describe, expect, it } from 'vitest';
-import { CommandLines } from '../../src/engine/command-lines.js';
-import { exitStatus } from '../../src/engine/exit-status.js';
-import { SignalIntake } from '../../src/engine/intake.js';
-import { onExitAction } from '../../src/engine/on-exit.js';
-import { restrictTargets, roots, units, unreached, type Target } from '../../src/engine/plan.js';
-import { ProcessTree } from '../../src/engine/tree.js';
+import { CommandLines } from '../../src/engine/tree/command-lines.js';
+import { exitStatus } from '../../src/engine/machine/exit-status.js';
+import { SignalIntake } from '../../src/engine/shell/intake.js';
+import { onExitAction } from '../../src/engine/machine/on-exit.js';
+import { restrictTargets, roots, units, unreached, type Target } from '../../src/engine/tree/targets.js';
+import { ProcessTree } from '../../src/engine/tree/tree.js';
 import { colorWanted, Logger } from '../../src/log.js';
 import { FakePlatform } from '../helpers/fake-platform.js';
 

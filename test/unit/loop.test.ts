@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EventQueue, type EngineEvent } from '../../src/engine/queue.js';
-import type { CommandExit, SpawnFunction } from '../../src/engine/spawn.js';
-import { supervise, type SuperviseOptions } from '../../src/engine/supervisor.js';
+import { EventQueue, type EngineEvent } from '../../src/engine/shell/queue.js';
+import type { CommandExit, SpawnFunction } from '../../src/engine/children/spawn.js';
+import { supervise, type SuperviseOptions } from '../../src/engine/shell/supervisor.js';
 import { Logger } from '../../src/log.js';
 import type { SignalName } from '../../src/platform/index.js';
 import { FakePlatform } from '../helpers/fake-platform.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MARK_VARIABLE, Provenance } from '../../src/engine/provenance.js';
-import { ProcessTree, logTreeChanges } from '../../src/engine/tree.js';
+import { MARK_VARIABLE, Provenance } from '../../src/engine/tree/provenance.js';
+import { ProcessTree, logTreeChanges } from '../../src/engine/tree/tree.js';
 import { Logger } from '../../src/log.js';
 import { FakePlatform } from '../helpers/fake-platform.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideRestart, firstRestartState, type RestartMode, type RestartState } from '../../src/engine/restart.js';
+import { decideRestart, firstRestartState, type RestartMode, type RestartState } from '../../src/engine/machine/restart.js';
 
 /** The pure decision, threaded through its state the way the engine's step does. */
 class RestartPolicy {

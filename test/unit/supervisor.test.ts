@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CommandExit, SpawnFunction } from '../../src/engine/spawn.js';
-import { supervise, type SuperviseOptions } from '../../src/engine/supervisor.js';
+import type { CommandExit, SpawnFunction } from '../../src/engine/children/spawn.js';
+import { supervise, type SuperviseOptions } from '../../src/engine/shell/supervisor.js';
 import { Logger } from '../../src/log.js';
 import type { SignalName } from '../../src/platform/index.js';
 import { FakePlatform } from '../helpers/fake-platform.js';

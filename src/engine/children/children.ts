@@ -1,0 +1,78 @@
+import type { Logger } from '../../log.js';
+import { isAlive, type Platform } from '../../platform/index.js';
+import { Reaper } from './reaper.js';
+import type { CommandRun } from './run.js';
+import type { CommandExit } from './spawn.js';
+
+/**
+ * gsup's own children: those Node spawned (the command, probes, `pm2 kill`),
+ * which libuv reaps, and the orphans reparented to gsup (PID 1, subreaper),
+ * which gsup reaps, O(1) each; and whether any of the tree is left.
+ */
+export class Children {
+  /** Children Node spawned: libuv reaps them, gsup never does. */
+  readonly spawnedByNode = new Set<number>();
+  /** gsup's own helper processes (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
+  readonly helpers = new Set<number>();
+  /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
+  reaping = false;
+  private readonly reaper: Reaper;
+
+  constructor(
+    private readonly platform: Platform,
+    logger: Logger,
+    died?: (pid: number, exit: CommandExit) => void,
+  ) {
+    this.reaper = new Reaper(platform, this.spawnedByNode, logger, died);
+  }
+
+  /** Reaps a batch: `more` when the batch was full, `nodeZombie` when a child of Node's waits (libuv may have missed its SIGCHLD). */
+  reap(): { reaped: CommandExit[]; more: boolean; nodeZombie: boolean } {
+    if (!this.reaping) return { reaped: [], more: false, nodeZombie: false };
+    return this.reaper.reap();
+  }
+
+  /** The last reap before the exit: a walk past Node's own, and how many zombies cannot be reaped yet. */
+  sweep(): { reaped: CommandExit[]; notYet: number } {
+    if (!this.reaping) return { reaped: [], notYet: 0 };
+    const first = this.reaper.reap().reaped;
+    const { reaped, notYet } = this.reaper.sweep();
+    return { reaped: [...first, ...reaped], notYet };
+  }
+
+  /**
+   * As PID 1 or subreaper (set before the spawn), every process of the tree
+   * descends from gsup: orphans come to it. So once gsup has no child left
+   * and no pm2 daemon was adopted from elsewhere, nothing of the tree is
+   * alive — known with no look at the tree, however large it was.
+   */
+  treeGone(adoptedFromElsewhere: boolean): boolean {
+    if (!this.reaping || adoptedFromElsewhere) return false;
+    const any = this.platform.hasChildren?.() ?? this.platform.ownChildren?.()?.length;
+    return any !== undefined && !any;
+  }
+
+  /**
+   * Is the command a zombie libuv has not been told of? A full signal pipe
+   * drops SIGCHLD like any signal; a SIGCHLD of our own makes libuv look again.
+   */
+  async nudgeIfLost(run: CommandRun): Promise<boolean> {
+    if (run.exit || run.pid === undefined) return false;
+    const gone = !isAlive(await this.platform.processInfo(run.pid));
+    if (gone) this.platform.kill(process.pid, 'SIGCHLD');
+    return gone;
+  }
+
+  /** A helper process of gsup's own (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
+  spawnHelper(spawn: () => number | undefined): void {
+    const pid = spawn();
+    if (pid === undefined) return;
+    this.spawnedByNode.add(pid);
+    this.helpers.add(pid);
+  }
+
+  helperExited(pid: number): void {
+    this.spawnedByNode.delete(pid);
+    this.helpers.delete(pid);
+  }
+}

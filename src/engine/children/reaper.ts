@@ -1,0 +1,66 @@
+import type { Logger } from '../../log.js';
+import type { Platform, ReapedChild } from '../../platform/index.js';
+import { signalName } from '../../signals.js';
+import { describeExit } from '../machine/format.js';
+import type { CommandExit } from './spawn.js';
+
+// Zombies reaped in one event at most; more wait for the next, so that a
+// flood of exiting orphans never holds up a stop signal.
+const BATCH = 512;
+
+/**
+ * Reaps the zombies reparented to gsup (PID 1, subreaper), O(1) each, never
+ * a child Node spawned (`nodeChildren`): libuv must get the command's status.
+ */
+export class Reaper {
+  constructor(
+    private readonly platform: Platform,
+    private readonly nodeChildren: ReadonlySet<number>,
+    private readonly logger: Logger,
+    /** Told of each death reaped (deaths.ts explains a SIGKILL gsup did not send). */
+    private readonly died?: (pid: number, exit: CommandExit) => void,
+  ) {}
+
+  /**
+   * Reaps up to a batch; `more` when the batch was full, `nodeZombie` when a
+   * child of Node's waits to be reaped (libuv may have missed its SIGCHLD).
+   */
+  reap(): { reaped: CommandExit[]; more: boolean; nodeZombie: boolean } {
+    const { reaped, more, nodeZombie } = this.reapBatch();
+    return { reaped: reaped.map((child) => this.noted(child)), more, nodeZombie };
+  }
+
+  private reapBatch(): { reaped: ReapedChild[]; more: boolean; nodeZombie: boolean } {
+    const reaped: ReapedChild[] = [];
+    const { platform } = this;
+    if (!platform.reapOne) {
+      if (platform.reapZombies) reaped.push(...platform.reapZombies(this.nodeChildren).reaped);
+      return { reaped, more: false, nodeZombie: false };
+    }
+    while (reaped.length < BATCH) {
+      const next = platform.reapOne(this.nodeChildren);
+      if (next === 'none') return { reaped, more: false, nodeZombie: false };
+      if (next === 'blocked') {
+        // One of Node's is first in line: look past it, the slow way, this once.
+        reaped.push(...(platform.reapZombies?.(this.nodeChildren).reaped ?? []));
+        return { reaped, more: false, nodeZombie: true };
+      }
+      reaped.push(next);
+    }
+    return { reaped, more: true, nodeZombie: false };
+  }
+
+  /** At the end: a walk of every child, reaping what can be, counting zombies not yet reapable (threads still exiting). */
+  sweep(): { reaped: CommandExit[]; notYet: number } {
+    const { reaped, notYet } = this.platform.reapZombies?.(this.nodeChildren) ?? { reaped: [], notYet: 0 };
+    return { reaped: reaped.map((child) => this.noted(child)), notYet };
+  }
+
+  /** Logged at -v; its status as the command's would be. */
+  private noted(child: ReapedChild): CommandExit {
+    const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
+    if (this.logger.enabled('info')) this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
+    this.died?.(child.pid, exit);
+    return exit;
+  }
+}

@@ -1,0 +1,159 @@
+import type { Logger } from '../../log.js';
+import type { Platform, SignalName } from '../../platform/index.js';
+import { send } from './deliver.js';
+import { describeSignal, describeTarget } from '../machine/format.js';
+import { describeTargets, restrictTargets, roots, type Target, type TargetMode } from '../tree/targets.js';
+import type { Pm2Manager, Pm2Route, Pm2Supervision } from '../pm2/daemons.js';
+import type { ScanScheduler } from '../tree/looks.js';
+import type { ProcessTree, TreeSnapshot } from '../tree/tree.js';
+
+// A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
+const FRESH_MS = 50;
+
+/** What the supervisor knows that a forward needs, as it is at the call (a value, built by the shell). */
+export interface ForwardFacts {
+  /** The command's group while it leads one and is unreaped; whether it is a pm2 manager (once its line is read). */
+  readonly run: {
+    readonly pid: number | undefined;
+    readonly pgid: number | undefined;
+    readonly sent: Set<SignalName>;
+    manager?: boolean;
+    unreaped(): boolean;
+    signalGroup(signal: SignalName): boolean;
+  };
+  readonly managers: Pm2Manager[];
+  readonly ownPgid: number;
+  /** gsup's own helpers (`pm2 kill`): never a target. */
+  readonly helpers: ReadonlySet<number>;
+  /** Orphans of the tree come to gsup (PID 1, subreaper). */
+  readonly reaping: boolean;
+  readonly nodeChildren: ReadonlySet<number>;
+}
+
+/** Job control (gsup stops itself after), and the signal a rule rewrote into this one (for the log). */
+export type ForwardHow = { suspend?: boolean; received?: SignalName };
+
+/**
+ * Forwarded signals (all but the stop signals): a plan, then one delivery.
+ * The command's group gets the signal at once, through the pidfd taken at
+ * its spawn, with no look at the tree; the other roots get it once the tree
+ * is known fresh. The same signal waiting for the tree twice is delivered
+ * once.
+ */
+export class Forwarder {
+  /** Signals waiting for a look: the group each went to at once (if any), and the signal received for it. */
+  private readonly pending = new Map<SignalName, { group: number | undefined; received: SignalName | undefined }>();
+  /** Signals after whose delivery gsup stops itself (Ctrl+Z and its kin, rewritten or not). */
+  private readonly suspendAfter = new Set<SignalName>();
+  private rootsVerdict = { at: -Infinity, possible: true };
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly logger: Logger,
+    private readonly mode: TargetMode,
+    private readonly pm2: Pm2Supervision | undefined,
+    private readonly scans: ScanScheduler,
+    private readonly tree: ProcessTree,
+    private readonly suspendSelf?: () => void,
+  ) {}
+
+  /**
+   * `suspend`: job control; once the signal is out (or none, if a rule
+   * dropped it), gsup stops itself too, so the shell sees the job stopped.
+   * `received`: the signal a rule rewrote into this one, for the log.
+   * Returns the group signalled at once (the rest follows a look), if any.
+   */
+  forward(signal: SignalName | null, facts: ForwardFacts, how: ForwardHow = {}): number | undefined {
+    const { suspend = false, received } = how;
+    if (signal === null) {
+      if (suspend) this.suspendSelf?.();
+      return undefined;
+    }
+    if (suspend) this.suspendAfter.add(signal);
+    facts.run.sent.add(signal);
+    let group = this.commandGroup(signal, facts);
+    // No such group yet (setsid -c has still to run) or any more: the look at the tree finds its members.
+    if (group !== undefined && !facts.run.signalGroup(signal)) group = undefined;
+    if (group !== undefined && this.logger.enabled('info')) {
+      const said = describeSignal(signal, received);
+      this.logger.info('forward', `${said} → group ${group}`, { signal, received, targets: [{ pgid: group }] });
+    }
+    if (this.pending.has(signal)) return group;
+    this.pending.set(signal, { group, received });
+    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest, facts);
+    else if (group === undefined || this.otherRootsPossible(facts)) this.scans.request();
+    else this.deliverPending(undefined, facts);
+    return group;
+  }
+
+  /** A fresh look at the tree: what waited for it goes out now. Returns what was sent, signal by signal. */
+  deliverPending(snapshot: TreeSnapshot | undefined, facts: ForwardFacts): Array<{ signal: SignalName; targets: Target[] }> {
+    const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
+    // A God title the command took since its spawn (`pm2 … --no-daemon`): it gets signals alone from now on.
+    if (facts.managers.some((manager) => manager.info.pid === facts.run.pid)) facts.run.manager = true;
+    for (const [signal, { group, received }] of this.pending) {
+      this.pending.delete(signal);
+      const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
+      const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
+      const said = describeSignal(signal, received);
+      if (targets.length > 0) {
+        send(this.platform, targets, signal);
+        sent.push({ signal, targets });
+        const fields = { signal, received, targets: targets.map(describeTarget) };
+        this.logger.info('forward', `${said} → ${describeTargets(targets)}`, fields);
+      } else if (group === undefined) {
+        this.logger.info('forward', `${said}: no process to forward to`, { signal, received, targets: [] });
+      }
+      if (route) this.pm2?.announce(route, signal, { received }); // after the send: it reads command lines
+      if (this.suspendAfter.delete(signal)) this.suspendSelf?.();
+    }
+    return sent;
+  }
+
+  /**
+   * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
+   * stop is `pm2 kill`); never gsup's own helpers.
+   */
+  plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean, facts: ForwardFacts): Pm2Route {
+    const { helpers, ownPgid, managers } = facts;
+    let targets = roots(snapshot, this.mode, ownPgid);
+    if (helpers.size > 0) targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !helpers.has(pid))));
+    if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
+    return this.pm2.route(targets, snapshot, managers, signal, stop);
+  }
+
+  /**
+   * The command's process group, when it can be signalled with no look at
+   * the tree: `group` target, the command unreaped, and known to be no pm2
+   * manager (which gets signals alone; until its command line is read, the
+   * look decides). Not SIGQUIT: pm2 stops its apps on it, so a pm2 runtime
+   * inside the group must get it alone.
+   */
+  private commandGroup(signal: SignalName, facts: ForwardFacts): number | undefined {
+    const { run } = facts;
+    const command = this.tree.commandInfo;
+    if (run.pgid === undefined || !run.unreaped() || signal === 'SIGQUIT') return undefined;
+    // By its command line, read at the spawn (the command as first seen is this run's once the pids match).
+    const ours = command !== undefined && command.pid === run.pid;
+    run.manager ??= this.pm2 && ours ? this.pm2.isManager(command) : undefined;
+    return this.pm2 && run.manager !== false ? undefined : run.pgid;
+  }
+
+  /**
+   * Can any root besides the command's group exist? As PID 1 or subreaper,
+   * every orphan of the tree is a child of gsup; with none but Node's own and
+   * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
+   */
+  private otherRootsPossible(facts: ForwardFacts): boolean {
+    // Asked once per forward: under a flood, one answer serves for a moment.
+    const now = performance.now();
+    if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
+    const { reaping, managers, nodeChildren } = facts;
+    // gsup's children, where they can be told cheaply (not without /proc/PID/task/TID/children: a look then).
+    const children = this.platform.ownChildren?.();
+    const adopted = managers.length > 0 || !!this.pm2?.pidFileExists();
+    const possible = !reaping || !children || adopted || children.some((pid) => !nodeChildren.has(pid));
+    this.rootsVerdict = { at: now, possible };
+    return possible;
+  }
+}

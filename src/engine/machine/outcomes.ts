@@ -1,0 +1,103 @@
+import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
+import { formatDuration } from './format.js';
+import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
+import type { CommandExit } from '../children/spawn.js';
+import type { SignalName } from '../../platform/types.js';
+import type { Behind, Facts, In, LogLevel, Out, Record, RestartPlan, Run, State, StopCause } from './state.js';
+
+// Decisions shared by the phases: a new run, a restart, and the end.
+
+// While the command's exit is awaited at the end, its state is checked this often.
+const CHECK_MS = 50;
+
+export function log(out: Out, level: LogLevel, event: string, message: string, fields?: { [key: string]: unknown }): void {
+  out.push(fields ? { kind: 'log', level, event, message, fields } : { kind: 'log', level, event, message });
+}
+
+export function spawn(record: Record, facts: Facts, out: Out): State {
+  const { waitReady, readyTimeout } = facts.config;
+  const run: Run = { id: record.runs + 1, startedAt: facts.now, app: waitReady ? 'waiting' : 'ready' };
+  out.push({ kind: 'spawn', run: run.id });
+  if (waitReady && readyTimeout !== undefined) out.push({ kind: 'set-timer', name: 'ready-timeout', ms: readyTimeout });
+  return { phase: 'running', record: { ...record, runs: run.id, behind: undefined }, run };
+}
+
+export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | undefined {
+  if (!decision.restart) return undefined;
+  // A run of 10 s or more is no quick failure: the count of restarts in a row starts again.
+  const count = decision.attempt === 0 ? `ran ${STABLE_RUN_MS / 1000}s or more: not counted toward --max-restarts ${facts.config.maxRestarts}` : `restart ${decision.attempt} of ${facts.config.maxRestarts}`;
+  return { delayMs: decision.delayMs, reason: `${decision.reason} (${count})` };
+}
+
+export function ending(state: { record: Record; run: Run; exit: CommandExit | undefined }): In<'ending'> {
+  return { phase: 'ending', record: state.record, run: state.run, exit: state.exit };
+}
+
+export function enterRestart(state: { record: Record; run: Run; exit: CommandExit }, restart: RestartPlan, out: Out): State {
+  log(out, 'notice', 'restart', `command ${restart.reason}: restarting in ${formatDuration(restart.delayMs)}`, { delayMs: restart.delayMs, reason: restart.reason });
+  out.push({ kind: 'set-timer', name: 'restart-delay', ms: restart.delayMs });
+  return { phase: 'restarting', record: state.record, run: state.run, exit: state.exit, restart };
+}
+
+/**
+ * After a stop for failed health checks or a failed start: a restart as
+ * `--restart` says (a failure), or gsup's exit, never 0.
+ */
+export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: StopCause, facts: Facts, out: Out): State {
+  const why = cause === 'not-ready' ? 'did not say it was ready in time' : 'was unhealthy';
+  const lived = facts.now - state.run.startedAt;
+  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, lived, why) : undefined;
+  const record = decision ? { ...state.record, restarts: decision.state } : state.record;
+  const plan = decision && planOf(decision.decision, facts);
+  if (plan) return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
+  if (decision?.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
+  return finish({ ...state, record: { ...record, unhealthyExit: true } }, out);
+}
+
+/** 6. Exit once libuv has reported the command (the check nudges it) and the orphans are reaped. */
+export function finish(state: In<'ending'>, out: Out): State {
+  out.push(state.exit ? { kind: 'sweep' } : { kind: 'ensure-timer', name: 'check', ms: CHECK_MS });
+  return state;
+}
+
+export function exitCode(record: Record, exit: CommandExit, facts: Facts): number {
+  if (record.faults > 0) return EXIT_INTERNAL;
+  const status = exitStatus(exit, facts.config.successExit, facts.signalNumber);
+  // Stopped for failed health checks: an app that exits 0 on SIGTERM has still failed.
+  return record.unhealthyExit && status === 0 ? 1 : status;
+}
+
+export function done(record: Record, exit: CommandExit, code: number, out: Out): State {
+  out.push({ kind: 'exit', exitCode: code, exit });
+  return { phase: 'done', record, exitCode: code, exit };
+}
+
+/** A stop begins: from now on what gsup reaps is summed up (see Behind). */
+export function watchBehind(record: Record, signal: SignalName): Record {
+  return { ...record, behind: { signal, wrapper: false, zero: false, failure: undefined } };
+}
+
+/** Exits gsup reaped during the stop: 0, a death of the stop signal (what the wrapper did too), or a failure. */
+export function sumBehind(behind: Behind, exits: readonly CommandExit[], facts: Facts): Behind {
+  let { zero, failure } = behind;
+  for (const exit of exits) {
+    if (exit.code === 0) zero = true;
+    else if (!diedOf(exit, behind.signal, facts)) failure = exit;
+  }
+  return { ...behind, zero, failure };
+}
+
+/** Of that signal, or 128+N for it (a shell that passes it on says so). */
+function diedOf(exit: CommandExit, signal: SignalName, facts: Facts): boolean {
+  return exit.signal === signal || exit.code === 128 + facts.signalNumber(signal);
+}
+
+/**
+ * The status behind a wrapper that died of the stop signal: the last
+ * failure gsup reaped, else 0 when something exited 0; undefined when the
+ * command's own status stands.
+ */
+export function behindWrapper(behind: Behind | undefined, exit: CommandExit, facts: Facts): CommandExit | undefined {
+  if (!behind?.wrapper || !diedOf(exit, behind.signal, facts)) return undefined;
+  return behind.failure ?? (behind.zero ? { code: 0, signal: null } : undefined);
+}

@@ -1,0 +1,204 @@
+import type { ProcessInfo, SignalName } from '../../platform/types.js';
+import type { OnExitPolicy } from './on-exit.js';
+import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
+import type { CommandExit } from '../children/spawn.js';
+
+// The machine's values: its state (the phase with its data), what happens to
+// it (inputs), what it asks for (effects), and what it may read (facts).
+
+/** Timers of a supervision; each fires as an input of the same name. */
+export type TimerName =
+  | 'stop-delay'
+  | 'kill-timeout'
+  | 'restart-delay'
+  | 'check'
+  | 'finish'
+  | 'health'
+  | 'ready-timeout';
+
+/** What step may read but not change: the settings, the time now, this system's signal numbers. */
+export interface Facts {
+  readonly now: number;
+  readonly config: MachineConfig;
+  readonly signalNumber: (signal: SignalName) => number;
+}
+
+export interface MachineConfig {
+  readonly killTimeout: number;
+  readonly stopDelay: number;
+  readonly onExit: OnExitPolicy;
+  readonly successExit: readonly number[];
+  readonly restart: RestartMode;
+  readonly maxRestarts: number;
+  readonly restartDelay: number;
+  /** Whether health probes are configured (their schedule is the health checks' own: Docker's rules). */
+  readonly probes: boolean;
+  /** Ready only once the app says so (`--wait-ready`): each run starts `waiting`. */
+  readonly waitReady: boolean;
+  /** With waitReady: no word by then (ms) is a failed start; undefined waits as long as it takes. */
+  readonly readyTimeout: number | undefined;
+}
+
+/** What the app said of itself this run: nothing yet (with --wait-ready), ready, or that it is stopping (sd_notify). */
+export type AppWord = 'waiting' | 'ready' | 'stopping';
+
+/** One run of the command, as step knows it. */
+export interface Run {
+  readonly id: number;
+  readonly startedAt: number;
+  /** `ready` from the start without --wait-ready. */
+  readonly app: AppWord;
+}
+
+/**
+ * What began a stop: a stop signal received, gsup itself (a restart, `--on-exit stop`, a fault), failed health
+ * checks, or no word of readiness in time (`--ready-timeout`). The last two are failures: never exit 0.
+ */
+export type StopCause = 'signal' | 'gsup' | 'unhealthy' | 'not-ready';
+
+export interface RestartPlan {
+  readonly delayMs: number;
+  readonly reason: string;
+}
+
+/** One stop sequence: its signal, what follows it, and the stop signals received during it (the third kills). */
+export interface Stop {
+  readonly signal: SignalName;
+  readonly then: 'exit' | 'restart';
+  readonly cause: StopCause;
+  readonly received: number;
+  /** A stop signal received again: forwarded at the next look to everyone the stop signal reached. */
+  readonly again: SignalName | undefined;
+  /** The restart decided when the command exited, carried out once what it left is gone. */
+  readonly plan: RestartPlan | undefined;
+}
+
+/** What outlives phases: counts, and the verdicts that shape the exit status. */
+export interface Record {
+  readonly runs: number;
+  readonly faults: number;
+  readonly restarts: RestartState;
+  /** The last stop was for failed health checks (or a failed start) and no restart followed: never exit 0. */
+  readonly unhealthyExit: boolean;
+  /** gsup stayed for daemons (`auto`): the last one reaped gives gsup its status. */
+  readonly stayed: boolean;
+  readonly daemonExit: CommandExit | undefined;
+  /** What gsup reaped of the tree since the last stop began (none before one): the status behind a wrapper. */
+  readonly behind: Behind | undefined;
+  /** Final sweeps for zombies whose threads are still exiting. */
+  readonly sweeps: number;
+}
+
+/**
+ * The processes gsup reaped during a stop, summed up for a command that is a
+ * wrapper (a shell, npm): one that dies of the stop signal it passed on says
+ * nothing of the app behind it, whose status gsup, reaping it, knows.
+ */
+export interface Behind {
+  readonly signal: SignalName;
+  /** The command, as last seen, was a shell or a package manager. */
+  readonly wrapper: boolean;
+  /** Some exited 0. */
+  readonly zero: boolean;
+  /** The last that failed: a code other than 0, or a signal other than the stop's (SIGKILL). */
+  readonly failure: CommandExit | undefined;
+}
+
+/** A phase of the stop sequence: the command may have exited meanwhile. */
+interface Stopping<P extends string> {
+  readonly phase: P;
+  readonly record: Record;
+  readonly run: Run;
+  readonly exit: CommandExit | undefined;
+  readonly stop: Stop;
+}
+
+/** The phase and its data: what each phase needs, and nothing it may lack. */
+export type State =
+  | { readonly phase: 'starting'; readonly record: Record }
+  | { readonly phase: 'running'; readonly record: Record; readonly run: Run }
+  | { readonly phase: 'exited'; readonly record: Record; readonly run: Run; readonly exit: CommandExit; readonly restart: RestartPlan | undefined }
+  | { readonly phase: 'daemons'; readonly record: Record; readonly run: Run; readonly exit: CommandExit }
+  | { readonly phase: 'restarting'; readonly record: Record; readonly run: Run; readonly exit: CommandExit; readonly restart: RestartPlan }
+  | Stopping<'stop-delay'>
+  | Stopping<'stopping'>
+  | (Stopping<'killing'> & { readonly killStartedAt: number })
+  | { readonly phase: 'ending'; readonly record: Record; readonly run: Run; readonly exit: CommandExit | undefined }
+  | { readonly phase: 'done'; readonly record: Record; readonly exitCode: number; readonly exit: CommandExit };
+
+export type Phase = State['phase'];
+export type In<P extends Phase> = Extract<State, { phase: P }>;
+
+/** A run is on: the command runs, or gsup supervises the daemons it handed over to. */
+export function runOn(state: State): state is In<'running' | 'daemons'> {
+  return state.phase === 'running' || state.phase === 'daemons';
+}
+
+/** What happened, as values: the shell turns events and looks into these. */
+export type Input =
+  | { kind: 'start'; stopFirst: SignalName | undefined }
+  | { kind: 'stop-signal'; signal: SignalName; reason: string }
+  | {
+      kind: 'command-exit';
+      run: number;
+      exit: CommandExit;
+      sent: ReadonlySet<SignalName>;
+      treeGone: boolean;
+      mayHaveDaemon: boolean;
+      /** The command, as last seen, is a shell or a package manager (see Behind). */
+      wrapper: boolean;
+    }
+  | { kind: 'reaped'; exits: readonly CommandExit[] }
+  | { kind: 'child-gone'; treeGone: boolean }
+  | { kind: 'looked'; alive: ProcessInfo[]; commandPgid: number | undefined }
+  | { kind: 'timer'; name: TimerName }
+  | { kind: 'health'; run: number; unhealthy: boolean }
+  /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
+  | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string }
+  | { kind: 'swept'; notYet: number }
+  | { kind: 'fault'; message: string };
+
+export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
+
+/** What to do, as values: the shell carries them out in order. */
+export type Effect =
+  | { kind: 'spawn'; run: number }
+  | { kind: 'look'; delayMs: number }
+  | { kind: 'set-timer'; name: TimerName; ms: number }
+  | { kind: 'ensure-timer'; name: TimerName; ms: number }
+  | { kind: 'clear-timer'; name: TimerName }
+  | { kind: 'log'; level: LogLevel; event: string; message: string; fields?: { [key: string]: unknown } }
+  | { kind: 'pause-health' }
+  | { kind: 'probe'; run: number }
+  /** The next round of probes after the health checks' own interval (the start interval while still starting). */
+  | { kind: 'schedule-probe' }
+  /** A stop begins: from now on who has had its signal is recorded. */
+  | { kind: 'begin-stop' }
+  /** The stop signal to every root not reached yet (and `again` to everyone reached), on this look. */
+  | { kind: 'stop-round'; signal: SignalName; again: SignalName | undefined }
+  /** SIGKILL for the command's group (while the command is unreaped), then for everything of each look. */
+  | { kind: 'kill-command-group' }
+  | { kind: 'kill-round' }
+  /** SIGKILL did not end what is left (uninterruptible sleep): name it and give up. */
+  | { kind: 'give-up-killing' }
+  /** The stop's one summary line. */
+  | { kind: 'end-stop' }
+  /** The last reap before the exit: zombies whose threads are still exiting are waited for. */
+  | { kind: 'sweep' }
+  | { kind: 'exit'; exitCode: number; exit: CommandExit };
+
+export type Out = Effect[];
+
+export function initialState(): State {
+  const record: Record = {
+    runs: 0,
+    faults: 0,
+    restarts: firstRestartState(),
+    unhealthyExit: false,
+    stayed: false,
+    daemonExit: undefined,
+    behind: undefined,
+    sweeps: 0,
+  };
+  return { phase: 'starting', record };
+}

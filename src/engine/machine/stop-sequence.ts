@@ -1,0 +1,124 @@
+import type { SignalName } from '../../platform/types.js';
+import { formatDuration } from './format.js';
+import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
+import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
+
+// The stop sequence's decisions: stop signals one, two and three, the stop
+// delay, the kill timeout, and what follows the stop.
+
+/** A stop gsup began itself counts from zero: the first stop signal received then only joins it. */
+export function newStop(signal: SignalName, then: Stop['then'], cause: StopCause, plan?: RestartPlan): Stop {
+  return { signal, then, cause, received: cause === 'signal' ? 1 : 0, again: undefined, plan };
+}
+
+/**
+ * A stop signal received (or a library stop request). The first starts the
+ * stop; the second ends a stop delay, or is forwarded like the first (apps
+ * that force their own exit on a second signal get it); the third kills.
+ */
+export function stopSignal(state: State, signal: SignalName, reason: string, facts: Facts, out: Out): State {
+  if (signal === 'SIGKILL') return killSignal(state, reason, facts, out);
+  switch (state.phase) {
+    case 'running':
+    case 'exited':
+    case 'daemons':
+      return beginStop(state, newStop(signal, 'exit', 'signal'), reason, signal === 'SIGTERM' ? facts.config.stopDelay : 0, facts, out);
+    case 'restarting':
+      log(out, 'notice', 'restart-cancelled', `${reason}: no restart`);
+      return finish(ending(state), out);
+    case 'stop-delay':
+      log(out, 'notice', 'stop-delay-ended', `${reason}: second stop signal, forwarding ${state.stop.signal} now`, { signal });
+      return sendStop({ ...state, stop: { ...state.stop, received: state.stop.received + 1 } }, facts, out);
+    case 'stopping':
+      return stopSignalAgain(state, signal, reason, facts, out);
+    default:
+      return state; // starting: held until the spawn; killing, ending: nothing more to do
+  }
+}
+
+/** A stop signal a rule made SIGKILL (`-r TERM:KILL`): the tree is killed now, as by a third stop signal. */
+function killSignal(state: State, reason: string, facts: Facts, out: Out): State {
+  switch (state.phase) {
+    case 'running':
+    case 'exited':
+    case 'daemons': {
+      out.push({ kind: 'begin-stop' }, { kind: 'pause-health' });
+      log(out, 'notice', 'stop', `${reason}: killing the tree (rewritten to SIGKILL)`, { signal: 'SIGKILL', reason });
+      const exit = state.phase === 'running' ? undefined : state.exit;
+      // A look first: the summary names what the SIGKILL rounds of each look then kill.
+      out.push({ kind: 'look', delayMs: 0 });
+      const stop = newStop('SIGKILL', 'exit', 'signal');
+      return { phase: 'killing', record: state.record, run: state.run, exit, stop, killStartedAt: facts.now };
+    }
+    case 'stop-delay':
+    case 'stopping': {
+      log(out, 'notice', 'kill-now', `${reason}: rewritten to SIGKILL, killing the tree now`, { signal: 'SIGKILL' });
+      const stop = { ...state.stop, then: 'exit' as const, plan: undefined, received: state.stop.received + 1 };
+      return beginKilling({ ...state, phase: 'stopping', stop }, facts, out);
+    }
+    default:
+      return stopSignal(state, 'SIGTERM', reason, facts, out); // restarting: no restart; the rest: nothing more to do
+  }
+}
+
+function stopSignalAgain(state: In<'stopping'>, signal: SignalName, reason: string, facts: Facts, out: Out): State {
+  let stop: Stop = { ...state.stop, received: state.stop.received + 1 };
+  if (stop.then === 'restart') {
+    // The leftovers of the last run are being stopped: stop them, but start nothing after.
+    stop = { ...stop, then: 'exit', plan: undefined };
+    log(out, 'notice', 'restart-cancelled', `${reason}: no restart`);
+  }
+  if (stop.received >= 3) {
+    const killing = beginKilling({ ...state, stop }, facts, out); // the SIGKILL first, then the line that says so
+    log(out, 'notice', 'kill-now', `${reason}: third stop signal, killing the tree now`, { signal });
+    return killing;
+  }
+  if (stop.received === 1) return { ...state, stop }; // joins the stop gsup began itself
+  log(out, 'notice', 'stop-again', `${reason}: second stop signal, forwarding it too (a third kills)`, { signal });
+  out.push({ kind: 'look', delayMs: 0 });
+  return { ...state, stop: { ...stop, again: signal } };
+}
+
+/** 1. The stop delay (if any), then the stop signal: one line says both, in that order. */
+export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Stop, reason: string, delayMs: number, facts: Facts, out: Out): State {
+  const { killTimeout } = facts.config;
+  out.push({ kind: 'begin-stop' }, { kind: 'pause-health' });
+  const { signal } = stop;
+  const waiting = `waiting ${formatDuration(delayMs)} before forwarding ${signal} to the tree`;
+  const plan = delayMs > 0 ? waiting : `stopping the tree with ${signal}`;
+  log(out, 'notice', 'stop', `${reason}: ${plan} (kill timeout ${formatDuration(killTimeout)})`, {
+    signal: stop.signal,
+    reason,
+    killTimeoutMs: killTimeout,
+    stopDelayMs: delayMs,
+  });
+  const exit = state.phase === 'running' ? undefined : state.exit;
+  const record = watchBehind(state.record, signal);
+  if (delayMs <= 0) return sendStop({ phase: 'stopping', record, run: state.run, exit, stop }, facts, out);
+  // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
+  out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
+  return { phase: 'stop-delay', record, run: state.run, exit, stop };
+}
+
+/** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */
+export function sendStop(state: In<'stop-delay' | 'stopping'>, facts: Facts, out: Out): State {
+  out.push({ kind: 'clear-timer', name: 'stop-delay' }, { kind: 'set-timer', name: 'kill-timeout', ms: facts.config.killTimeout }, { kind: 'look', delayMs: 0 });
+  return { ...state, phase: 'stopping' };
+}
+
+/** 4. At the kill timeout (or a third stop signal): SIGKILL everything, again and again until nothing is left. */
+export function beginKilling(state: In<'stopping'>, facts: Facts, out: Out): State {
+  out.push({ kind: 'clear-timer', name: 'kill-timeout' }, { kind: 'kill-command-group' }, { kind: 'look', delayMs: 0 });
+  return { ...state, phase: 'killing', killStartedAt: facts.now };
+}
+
+/** 5. One summary line; then gsup's exit, or the next run. */
+export function endStop(state: In<'stop-delay' | 'stopping' | 'killing'>, facts: Facts, out: Out): State {
+  out.push({ kind: 'clear-timer', name: 'stop-delay' }, { kind: 'clear-timer', name: 'kill-timeout' }, { kind: 'end-stop' });
+  const { stop, exit } = state;
+  if (stop.cause === 'unhealthy' || stop.cause === 'not-ready') {
+    return afterUnhealthy(ending(state), stop.then === 'restart', stop.cause, facts, out);
+  }
+  if (stop.then === 'restart' && stop.plan && exit) return enterRestart({ ...state, exit }, stop.plan, out);
+  return finish(ending(state), out);
+}

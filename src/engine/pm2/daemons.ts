@@ -1,0 +1,241 @@
+import type { LogFields, Logger } from '../../log.js';
+import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../../platform/index.js';
+import type { Children } from '../children/children.js';
+import { resolvePm2Cli, spawnPm2Kill, type Pm2Cli } from './pm2-cli.js';
+import { godTitleHome, isPm2Runtime, type Pm2Manager } from './claims.js';
+import { GodProof } from './proof.js';
+import { describePm2Effect, describeSignal } from '../machine/format.js';
+import { restrictTargets, type Target } from '../tree/targets.js';
+import type { ProcessTree, TreeSnapshot } from '../tree/tree.js';
+
+export type { Pm2Manager } from './claims.js';
+export { runsPm2Cli } from './claims.js';
+export { findPm2Cli } from './pm2-cli.js';
+
+// A daemon not the tree's is left alone; the hint, when `pm2 start` handed it the apps gsup was to supervise.
+const NOT_OURS = 'never signalled nor waited for';
+const NOT_OURS_HINT = ': its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)';
+
+/** What a title or command line claims: a God daemon (serving the home it names), or pm2-runtime. */
+type Claim = { kind: 'daemon'; titleHome: string } | { kind: 'runtime' };
+
+/**
+ * pm2 in the tree: its managers found (pm2-runtime by its program, a God
+ * daemon by its title and proven gsup's: proof.ts), signals routed to
+ * the manager alone, and the stop of a God daemon through `pm2 kill`. A
+ * process that calls itself a God daemon and is not proven gsup's is no
+ * manager: it is stopped like any process of the tree.
+ */
+export class Pm2Supervision {
+  private readonly warned = new Set<string>();
+  private readonly claims = new Map<string, Claim | undefined>();
+  private readonly announced = new Set<number>();
+  private readonly proof: GodProof;
+  /** Resolved once, before the command starts. */
+  private readonly cli: Pm2Cli;
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly tree: ProcessTree,
+    private readonly logger: Logger,
+    private readonly env: NodeJS.ProcessEnv,
+    reaping: () => boolean,
+    command: string,
+    private readonly cwd: string,
+  ) {
+    this.proof = new GodProof(platform, env, cwd, reaping);
+    this.cli = resolvePm2Cli(command, env, cwd);
+  }
+
+  noteClis(snapshot: TreeSnapshot): void {
+    this.proof.noteClis(snapshot, (info) => this.tree.lines.of(info)); // read ahead, off the loop
+  }
+
+  cliLived(info: ProcessInfo, until: number): void {
+    this.proof.cliLived(info, until);
+  }
+
+  /** Is there a pm2 pid file to look at ($PM2_HOME/pm2.pid)? */
+  pidFileExists(): boolean {
+    return this.proof.pidFileExists();
+  }
+
+  /**
+   * The pm2 managers of the tree: among gsup's children and the session
+   * leaders of the tree (where a God daemon lands after `pm2 start`), or,
+   * without the subreaper, named by `$PM2_HOME/pm2.pid` and started while a
+   * pm2 CLI of the tree lived.
+   */
+  async find(snapshot: TreeSnapshot): Promise<Pm2Manager[]> {
+    const found = new Map<number, Pm2Manager>();
+    const seen = new Set<string>();
+    for (const info of snapshot.alive) {
+      // A God daemon lands as gsup's child (subreaper) and leads a session.
+      if (info.ppid !== process.pid && info.sid !== info.pid) continue;
+      const manager = await this.judge(info, this.claim(info, seen));
+      if (manager) found.set(info.pid, manager);
+    }
+    for (const key of this.claims.keys()) if (!seen.has(key)) this.claims.delete(key);
+    const fromFile = await this.fromPidFile(snapshot, found);
+    if (fromFile) found.set(fromFile.info.pid, fromFile);
+    for (const manager of found.values()) {
+      if (this.announced.has(manager.info.pid)) continue;
+      this.announced.add(manager.info.pid);
+      const what = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
+      const fields = { pid: manager.info.pid, kind: manager.kind, home: manager.home };
+      this.logger.info('pm2-found', `pm2 ${what} ${manager.info.pid} (PM2_HOME ${manager.home})`, fields);
+    }
+    return [...found.values()];
+  }
+
+  /** Is this process a pm2 manager by what it claims (its command line, read ahead)? Undefined while not read yet. */
+  isManager(info: ProcessInfo): boolean | undefined {
+    const commandLine = this.tree.lines.of(info);
+    if (commandLine === undefined) return undefined;
+    return godTitleHome(commandLine) !== undefined || isPm2Runtime(commandLine);
+  }
+
+  /** A command line is read once per process and exec (pid, start time, name): the title pm2 sets changes the name. */
+  private claim(info: ProcessInfo, seen?: Set<string>): Claim | undefined {
+    const key = `${info.pid}:${info.startTime}:${info.name}`;
+    seen?.add(key);
+    if (!this.claims.has(key)) {
+      const commandLine = this.tree.lines.of(info);
+      if (commandLine === undefined) return undefined; // not read yet: no claim, none kept
+      const titleHome = godTitleHome(commandLine);
+      const runtime = isPm2Runtime(commandLine) ? { kind: 'runtime' as const } : undefined;
+      this.claims.set(key, titleHome !== undefined ? { kind: 'daemon', titleHome } : runtime);
+    }
+    return this.claims.get(key);
+  }
+
+  /** A manager of the tree: pm2-runtime as it is, a God daemon once proven gsup's (anew at each look). */
+  private async judge(info: ProcessInfo, claim: Claim | undefined): Promise<Pm2Manager | undefined> {
+    if (!claim) return undefined;
+    if (claim.kind === 'daemon') {
+      const why = await this.proof.whyNot(info, claim.titleHome);
+      if (why !== undefined) {
+        const message = `pid ${info.pid} calls itself a pm2 God daemon but is not proven gsup's: ${why}; ` +
+          'stopped like any process of the tree';
+        this.once(`${info.pid}:${info.startTime}:${why}`, 'pm2-not-proven', message, { pid: info.pid, reason: why });
+        return undefined;
+      }
+    }
+    return { info, kind: claim.kind, home: this.proof.home };
+  }
+
+  /** Without the subreaper: the God daemon `$PM2_HOME/pm2.pid` names, when it is the tree's though no member. */
+  private async fromPidFile(snapshot: TreeSnapshot, found: ReadonlyMap<number, unknown>): Promise<Pm2Manager | void> {
+    const pid = this.proof.pidFromFile();
+    if (pid === undefined || found.has(pid)) return undefined;
+    const member = snapshot.alive.find((info) => info.pid === pid);
+    if (member) return this.judge(member, this.claim(member));
+    const info = await this.platform.processInfo(pid);
+    if (!isAlive(info)) return undefined;
+    await this.tree.lines.learn([info]);
+    const claim = this.claim(info);
+    if (claim?.kind !== 'daemon') return undefined;
+    const why = this.proof.outsideWhyNot(info) ?? (await this.proof.whyNot(info, claim.titleHome));
+    if (why !== undefined) {
+      const home = this.proof.home;
+      // A pm2 CLI of the tree ran: its apps went to that daemon, and gsup may end at once. Said by default then.
+      const [level, hint] = this.proof.sawCli() ? (['warn', NOT_OURS_HINT] as const) : (['info', ''] as const);
+      const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; ${NOT_OURS}${hint}`;
+      this.once(`${pid}:${info.startTime}`, 'pm2-not-ours', message, { pid, home, reason: why }, level);
+      return undefined;
+    }
+    this.tree.adopt(info);
+    return { info, kind: 'daemon', home: this.proof.home };
+  }
+
+  /**
+   * Adjusts a forward for pm2: the processes a manager runs are left to it;
+   * the manager alone gets the signal, except that a stop of a God daemon is
+   * `pm2 kill` (apps in parallel, each once, none restarted).
+   */
+  route(targets: Target[], snapshot: TreeSnapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
+    if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
+    // Each manager with everything below it: those are pm2's to signal.
+    const managed = new Set<number>();
+    const runs = new Map<Pm2Manager, number[]>();
+    for (const manager of managers) {
+      const below: number[] = [];
+      const queue = [...(snapshot.children.get(manager.info.pid) ?? [])];
+      while (queue.length > 0) {
+        const info = queue.pop()!;
+        if (managed.has(info.pid)) continue;
+        managed.add(info.pid);
+        below.push(info.pid);
+        queue.push(...(snapshot.children.get(info.pid) ?? []));
+      }
+      managed.add(manager.info.pid);
+      runs.set(manager, below);
+    }
+    const others = new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !managed.has(pid)));
+    const routed = restrictTargets(targets, others);
+    const pm2Kill: Pm2Manager[] = [];
+    const cli = 'path' in this.cli;
+    for (const manager of managers) {
+      if (stop && manager.kind === 'daemon' && cli) pm2Kill.push(manager);
+      else routed.push({ kind: 'process', process: manager.info });
+    }
+    if (stop && !cli && managers.some((manager) => manager.kind === 'daemon')) {
+      const why = 'why' in this.cli ? this.cli.why : '';
+      const message = `${why}: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`;
+      this.once('pm2-cli-missing', 'pm2-cli-missing', message, {}, 'warn');
+    }
+    return { targets: routed, pm2Kill, managed, runs };
+  }
+
+  /** At -v: what each manager was sent (those in `sent`; all by default), and what it does with it. */
+  announce(route: Pm2Route, signal: SignalName, how: AnnounceHow): void {
+    if (!this.logger.enabled('info')) return;
+    for (const [manager, apps] of route.runs) {
+      if (how.sent && !how.sent(manager)) continue;
+      const pm2Kill = route.pm2Kill.includes(manager);
+      const kind = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
+      const to = `pm2 ${kind} ${manager.info.pid}${pm2Kill ? ' (pm2 kill)' : ''}`;
+      const named = apps.map((pid) => `${pid} (${this.tree.lines.describePid(pid)})`);
+      const effect = describePm2Effect(signal, pm2Kill, named);
+      const fields = { pid: manager.info.pid, signal, apps, pm2Kill };
+      this.logger.info('pm2-forward', `${describeSignal(signal, how.received)} → ${to}${effect}`, fields);
+    }
+  }
+
+  /**
+   * The stop of a God daemon: `pm2 kill` (a helper of gsup's, part of the
+   * tree the stop waits for) once it is proven gsup's again, now; else (it
+   * ended, or the pid file names another) `signal` through its identity.
+   */
+  async stop(manager: Pm2Manager, signal: SignalName, children: Children): Promise<void> {
+    try {
+      const why = await this.proof.whyNot(manager.info, manager.home);
+      if (why === undefined && 'path' in this.cli) {
+        const cli = this.cli.path;
+        const exited = (pid: number) => children.helperExited(pid);
+        children.spawnHelper(() => spawnPm2Kill(cli, manager.home, this.env, this.cwd, this.logger, exited));
+      } else this.platform.signalProcesses([manager.info], signal);
+    } catch (error) {
+      this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private once(key: string, event: string, message: string, fields: LogFields, level: 'info' | 'warn' = 'info'): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.logger[level](event, message, fields);
+  }
+}
+
+/** Which managers were sent the signal (all by default), and the signal a rule rewrote into it. */
+type AnnounceHow = { sent?: (manager: Pm2Manager) => boolean; received?: SignalName };
+
+export interface Pm2Route {
+  targets: Target[];
+  /** God daemons to stop with `pm2 kill`. */
+  pm2Kill: Pm2Manager[];
+  /** The managers and every process they run. */
+  managed: Set<number>;
+  /** Each manager and the pids it runs. */
+  runs: Map<Pm2Manager, number[]>;
+}

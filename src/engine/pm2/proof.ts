@@ -1,0 +1,109 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
+import { readSmallRegularFile } from '../../platform/small-file.js';
+import { isPm2Cli } from './claims.js';
+import { processKey } from '../tree/targets.js';
+import type { TreeSnapshot } from '../tree/tree.js';
+
+// A pid file larger than this is no pm2 pid file.
+const PID_FILE_MAX = 64;
+// The pm2 CLIs whose lives are remembered (the newest).
+const CLIS_KEPT = 32;
+
+/** When a pm2 CLI of the tree lived, in start-time units (`until` is Infinity while it lives). */
+interface CliLife {
+  pid: number;
+  startTime: number;
+  until: number;
+}
+
+/**
+ * Whether a process that calls itself a pm2 God daemon is gsup's to stop
+ * with `pm2 kill`. Its title proves nothing: the daemon must serve gsup's own
+ * PM2_HOME (from gsup's environment, never from the title), be the very
+ * process `$PM2_HOME/pm2.pid` names (the start time gsup saw, still), and run
+ * as gsup's user. A God daemon outside the tree (no subreaper) must also have
+ * started while a pm2 CLI of the tree lived.
+ */
+export class GodProof {
+  /** gsup's PM2_HOME: $PM2_HOME, else $HOME/.pm2 (pm2's rule), as the command sees it from the start directory. */
+  readonly home: string;
+  private readonly clis = new Map<string, CliLife>();
+
+  constructor(
+    private readonly platform: Platform,
+    env: NodeJS.ProcessEnv,
+    private readonly cwd: string,
+    /** As PID 1 or subreaper every daemon of the tree descends from gsup: no pid file is trusted then. */
+    private readonly reaping: () => boolean,
+  ) {
+    this.home = resolve(cwd, env.PM2_HOME || join(env.HOME || homedir(), '.pm2'));
+  }
+
+  /** Is there a pm2 pid file to look at? */
+  pidFileExists(): boolean {
+    return existsSync(join(this.home, 'pm2.pid'));
+  }
+
+  /** The pid `$PM2_HOME/pm2.pid` names (read without blocking, only a small regular file). */
+  pidFromFile(): number | undefined {
+    const pid = Number(readSmallRegularFile(join(this.home, 'pm2.pid'), PID_FILE_MAX)?.trim() || NaN);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  }
+
+  /**
+   * Why a God daemon whose title names `titleHome` is not proven gsup's;
+   * undefined when it is. The pid file is read first, the process after: if
+   * it is still the one seen then, the file named it while it lived.
+   */
+  async whyNot(info: ProcessInfo, titleHome: string): Promise<string | undefined> {
+    if (resolve(this.cwd, titleHome) !== this.home) return `its title names another PM2_HOME than ${this.home}`;
+    if (this.pidFromFile() !== info.pid) return `${join(this.home, 'pm2.pid')} does not name it`;
+    if (!this.platform.ownerMatches) return 'its user cannot be told here';
+    if (!this.platform.ownerMatches(info.pid)) return 'it runs as another user than gsup';
+    const now = await this.platform.processInfo(info.pid);
+    if (!isAlive(now) || now.startTime !== info.startTime) return 'it is no longer the process seen';
+    return undefined;
+  }
+
+  /** Why a God daemon named by the pid file, and no member of the tree, is not the tree's; undefined when it is. */
+  outsideWhyNot(info: ProcessInfo): string | undefined {
+    if (this.reaping()) {
+      return 'started outside the tree (as subreaper or PID 1, gsup is the ancestor of every daemon of its tree)';
+    }
+    if (this.platform.ownerMatches && !this.platform.ownerMatches(info.pid)) return 'it belongs to another user';
+    const { startTime } = info;
+    for (const cli of this.clis.values()) if (cli.startTime <= startTime && startTime <= cli.until) return undefined;
+    return 'started outside the tree (no pm2 CLI of the tree was running when it started)';
+  }
+
+  /**
+   * Remembers when the tree's pm2 CLIs lived (a command line read once per
+   * new node process): a God daemon that started within one's life is the
+   * tree's, though it left it (no subreaper).
+   */
+  /** Whether a pm2 CLI of the tree was seen (its apps went to some daemon). */
+  sawCli(): boolean {
+    return this.clis.size > 0;
+  }
+
+  noteClis(snapshot: TreeSnapshot, lineOf: (info: ProcessInfo) => string | undefined): void {
+    if (snapshot.left.length > 0) {
+      const now = this.platform.startTimeNow();
+      const left = new Set(snapshot.left);
+      for (const cli of this.clis.values()) if (cli.until === Infinity && left.has(cli.pid)) cli.until = now;
+    }
+    for (const info of snapshot.joined) {
+      if (info.name !== '' && !info.name.startsWith('node') && info.name !== 'pm2') continue;
+      if (isPm2Cli(lineOf(info) ?? '')) this.cliLived(info, Infinity);
+    }
+  }
+
+  /** A pm2 CLI of the tree lived from its start until `until` (Infinity: it still lives). */
+  cliLived(info: ProcessInfo, until: number): void {
+    this.clis.set(processKey(info), { pid: info.pid, startTime: info.startTime, until });
+    for (const key of this.clis.keys()) if (this.clis.size > CLIS_KEPT) this.clis.delete(key);
+  }
+}

@@ -1,0 +1,60 @@
+import type { Logger } from '../../log.js';
+import type { Platform, SignalName } from '../../platform/index.js';
+
+// Start-up steps that ask the platform for something and say why when it cannot.
+
+/**
+ * Make orphans of the tree come to gsup and be reaped here: always as PID 1,
+ * as child subreaper when asked. Returns whether gsup reaps.
+ */
+export function adoptOrphans(platform: Platform, logger: Logger, subreaper: boolean): boolean {
+  const pid1 = process.pid === 1;
+  if (!platform.adoptOrphans || (!pid1 && !subreaper)) return false;
+  const why = platform.adoptOrphans(!pid1);
+  if (why === undefined) return true;
+  logger.warn(
+    'no-reaping',
+    pid1 ? `as PID 1 gsup cannot reap orphaned zombies: ${why}` : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
+    { reason: why },
+  );
+  return false;
+}
+
+/**
+ * Whether each signal goes through an identity that cannot be reused
+ * (pidfds): said once, at start, with why not (an old kernel, a seccomp
+ * filter, no fd left, no koffi) — the checked kill(2) that replaces it is a
+ * window, however small.
+ */
+export function checkIdentity(platform: Platform, logger: Logger): void {
+  const { problem, note } = platform.checkIdentity?.() ?? {};
+  if (problem) logger.warn('no-pidfds', problem, { reason: problem });
+  if (note) logger.info('pidfd-groups', note, { reason: note });
+}
+
+/**
+ * A flood of signals must not fill Node's signal pipe, or the SIGTERM after
+ * it is dropped: widen the pipe, found with `probe` (a signal to self).
+ */
+export function widenSignalPipe(platform: Platform, logger: Logger, probe: () => void): void {
+  if (!platform.widenSignalPipe) return;
+  const result = platform.widenSignalPipe(probe);
+  if (typeof result === 'number') logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
+  else logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
+}
+
+/**
+ * Group target with gsup's own terminal (`docker run -it`): the command's
+ * new session takes it, so shells have job control and /dev/tty opens.
+ * Returns the argv prefix that does it at the spawn, or undefined (a plain
+ * spawn: the command's session then has no terminal, as before).
+ */
+export function handOverTerminal(platform: Platform, logger: Logger, expect: (signal: SignalName) => void): string[] | undefined {
+  const result = platform.handOverTerminal?.(expect);
+  if (typeof result === 'string') {
+    logger.warn('no-terminal', `the command gets no controlling terminal: ${result}`, { reason: result });
+    return undefined;
+  }
+  if (result) logger.debug('terminal', `the terminal goes to the command's session (${result.join(' ')})`, { wrapper: result });
+  return result;
+}

@@ -1,0 +1,46 @@
+import type { TimerName } from '../machine/step.js';
+
+/**
+ * The timers of one supervision, by name (setting one again replaces it).
+ * One AbortController owns them all: `abort()` at the end clears every one.
+ */
+export class Timers {
+  private readonly timers = new Map<TimerName, NodeJS.Timeout>();
+  private readonly controller = new AbortController();
+
+  constructor(private readonly fire: (name: TimerName) => void) {
+    this.controller.signal.addEventListener('abort', () => {
+      for (const timer of this.timers.values()) clearTimeout(timer);
+      this.timers.clear();
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  set(name: TimerName, ms: number): void {
+    if (this.signal.aborted) return;
+    this.clear(name);
+    const timer = setTimeout(() => {
+      this.timers.delete(name);
+      this.fire(name);
+    }, Math.max(0, ms));
+    this.timers.set(name, timer);
+  }
+
+  /** Sets it unless it is already running. */
+  ensure(name: TimerName, ms: number): void {
+    if (!this.timers.has(name)) this.set(name, ms);
+  }
+
+  clear(name: TimerName): void {
+    const timer = this.timers.get(name);
+    if (timer) clearTimeout(timer);
+    this.timers.delete(name);
+  }
+
+  abort(): void {
+    this.controller.abort();
+  }
+}

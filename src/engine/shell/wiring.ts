@@ -1,0 +1,84 @@
+import type { Logger } from '../../log.js';
+import type { Platform } from '../../platform/index.js';
+import type { SuperviseOptions } from '../config/api.js';
+import { Children } from '../children/children.js';
+import { Deaths } from '../children/deaths.js';
+import type { SupervisorConfig } from '../config/config.js';
+import { Forwarder } from '../delivery/forwarder.js';
+import { HealthChecks } from '../health/probes.js';
+import { IdleTrim } from './idle-trim.js';
+import { Pm2Supervision } from '../pm2/daemons.js';
+import { Provenance } from '../tree/provenance.js';
+import type { EngineEvent } from './queue.js';
+import { ReadyListeners } from '../health/ready-listeners.js';
+import { Relayers } from '../delivery/relayers.js';
+import { spawnRun as spawnCommand } from '../children/run.js';
+import { ScanScheduler } from '../tree/looks.js';
+import type { CommandExit } from '../children/spawn.js';
+import { StopRounds } from '../delivery/stop-rounds.js';
+import { ProcessTree } from '../tree/tree.js';
+
+// A trim this long after the first event of a burst (see IdleTrim).
+const TRIM_AFTER_MS = 1000;
+
+/** The parts of one supervision that act on the world, wired to its queue: what the shell carries effects out with. */
+export function wire(
+  command: string,
+  config: SupervisorConfig,
+  options: SuperviseOptions,
+  platform: Platform,
+  logger: Logger,
+  abort: AbortSignal,
+  push: (event: EngineEvent) => void,
+) {
+  const cwd = options.cwd ?? '/';
+  const env = options.env ?? process.env;
+  const fault = (error: unknown) => push({ kind: 'fault', error });
+  const deaths = new Deaths(platform, logger, options.status);
+  // An orphan gsup reaped is gone: its name as the last look saw it.
+  const nameOf = (pid: number) => scans.latest?.alive.find((info) => info.pid === pid)?.name ?? '';
+  const sigkilled = (pid: number, exit: CommandExit) =>
+    exit.signal === 'SIGKILL' && deaths.sigkilled(pid, nameOf(pid), false);
+  const children = new Children(platform, logger, sigkilled);
+  const provenance = new Provenance(platform);
+  // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
+  const origin = { provenance, nodeChildren: children.spawnedByNode, strict: process.pid === 1 };
+  // -v names who joins the tree: their command lines are read in the looks too.
+  const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'));
+  const lines = tree.lines;
+  const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
+  // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.
+  if (options.status) options.status.lookAtTree = () => !abort.aborted && (scans.request(), true);
+  const reaping = () => children.reaping;
+  const pm2Env = provenance.env(env, 'pm2');
+  const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
+  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, tree, options.suspendSelf);
+  const killing = () => deaths.gsupKills();
+  const stops = new StopRounds(platform, logger, forwarder, new Relayers(lines), children, pm2, lines, killing);
+  // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
+  const probes = {
+    platform,
+    cwd,
+    env: provenance.env(env, 'health'),
+    spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
+    reaped: (pid: number) => (children.spawnedByNode.delete(pid), tree.probeReaped(pid)),
+  };
+  const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
+  const trimMemory = platform.trimMemory?.bind(platform);
+  const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
+  const heard = (run: number, word: 'ready' | 'stopping', via: string) => push({ kind: 'app-said', run, word, via });
+  const ready = config.waitReady ? new ReadyListeners(command, platform, logger, heard) : undefined;
+  /** Run `id` of the command: in the start directory, with this gsup's mark (and NOTIFY_SOCKET) in its environment. */
+  const spawnRun = (id: number, args: string[], terminal?: string[]) => {
+    const marked = provenance.env(env, id);
+    const { env: runEnv, ipc } = ready?.started(id, marked) ?? { env: marked, ipc: undefined };
+    const run = spawnCommand(id, command, args, config, { ...options, env: runEnv }, platform, terminal, ipc);
+    deaths.newRun(run.sent);
+    const line = [command, ...args].join(' ');
+    void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));
+    return run;
+  };
+  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, ready, spawnRun, deaths };
+}
+
+export type Parts = ReturnType<typeof wire>;
