@@ -35,7 +35,11 @@ module.exports = {
       severity: 'error',
       comment: 'options/ builds a configuration: it uses the engine’s types and tables, never its moving parts.',
       from: { path: '^src/options/' },
-      to: { path: '^src/engine/(shell|delivery|children|pm2|health|tree)/', pathNot: '^src/engine/tree/targets\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^src/engine/(shell|delivery|children|pm2|health|tree)/',
+        pathNot: '^src/engine/tree/targets\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'shell-on-top',

@@ -28,7 +28,11 @@ const CHAINS = [
   { name: 'bootstrap: `pm2 start ecosystem.config.js`', command: ['sh', '-c', `${PM2} start ${CONFIG} >/dev/null`] },
   {
     name: "bootstrap: `pm2 start …; trap 'pm2 kill; exit 0' TERM INT; while sleep 1`",
-    command: ['sh', '-c', `${PM2} start ${CONFIG} >/dev/null; trap '${PM2} kill >/dev/null; exit 0' TERM INT; while sleep 1; do :; done`],
+    command: [
+      'sh',
+      '-c',
+      `${PM2} start ${CONFIG} >/dev/null; trap '${PM2} kill >/dev/null; exit 0' TERM INT; while sleep 1; do :; done`,
+    ],
   },
 ];
 
@@ -91,9 +95,26 @@ async function answers(port) {
 function podmanBox(entrypoint, command, port) {
   const name = `gsup-drain-${process.pid}-${port}`;
   const run = podmanTry([
-    'run', '-d', '--network', 'host', '--name', name, '-w', '/src', '-v', `${ROOT}:/src:ro`,
-    '-e', `PORT=${port}`, '-e', 'PM2_HOME=/tmp/pm2', '-e', 'HOME=/tmp',
-    '--entrypoint', JSON.stringify(entrypoint), IMAGE, ...command,
+    'run',
+    '-d',
+    '--network',
+    'host',
+    '--name',
+    name,
+    '-w',
+    '/src',
+    '-v',
+    `${ROOT}:/src:ro`,
+    '-e',
+    `PORT=${port}`,
+    '-e',
+    'PM2_HOME=/tmp/pm2',
+    '-e',
+    'HOME=/tmp',
+    '--entrypoint',
+    JSON.stringify(entrypoint),
+    IMAGE,
+    ...command,
   ]);
   if (run.status !== 0) throw new Error(`podman run: ${run.stderr.trim()}`);
   const waited = spawn('podman', ['wait', name], { env: podmanEnv(), stdio: 'ignore' });
@@ -114,7 +135,10 @@ function unshareBox(entrypoint, command, port) {
   });
   const done = new Promise((resolve) => child.once('exit', resolve));
   // PID 1 of the namespace: unshare's own child.
-  const pid1 = () => spawnSync('sh', ['-c', `cat /proc/${child.pid}/task/*/children`], { encoding: 'utf8' }).stdout.trim().split(/\s+/)[0];
+  const pid1 = () =>
+    spawnSync('sh', ['-c', `cat /proc/${child.pid}/task/*/children`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split(/\s+/)[0];
   return {
     done,
     signal: () => spawnSync('kill', ['-TERM', pid1()]),
@@ -156,11 +180,21 @@ export async function drainTable(log = (line) => process.stderr.write(`${line}\n
   const inPodman = podmanWhy === undefined;
   let held = { tini: has('tini'), dumbInit: has('dumb-init') };
   if (inPodman) held = buildImage();
-  const unshareWorks = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' }).status === 0;
-  if (!inPodman && !unshareWorks) return { lines: [`drain benchmark skipped: no podman (${podmanWhy}) and no unshare`], verdicts: [] };
-  const where = inPodman ? 'podman (runc), PID 1 of a container, --network host' : `unshare --pid (podman: ${podmanWhy})`;
-  const supervisors = [{ name: 'gsup', entrypoint: inPodman ? ['gsup', '--'] : [process.execPath, `${ROOT}bin/gsup.cjs`, '--'] }];
-  if (held.tini) supervisors.push({ name: 'tini', entrypoint: ['tini', '--'] }, { name: 'tini -g', entrypoint: ['tini', '-g', '--'] });
+  const unshareWorks =
+    spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' }).status === 0;
+  if (!inPodman && !unshareWorks)
+    return { lines: [`drain benchmark skipped: no podman (${podmanWhy}) and no unshare`], verdicts: [] };
+  const where = inPodman
+    ? 'podman (runc), PID 1 of a container, --network host'
+    : `unshare --pid (podman: ${podmanWhy})`;
+  const supervisors = [
+    { name: 'gsup', entrypoint: inPodman ? ['gsup', '--'] : [process.execPath, `${ROOT}bin/gsup.cjs`, '--'] },
+  ];
+  if (held.tini)
+    supervisors.push(
+      { name: 'tini', entrypoint: ['tini', '--'] },
+      { name: 'tini -g', entrypoint: ['tini', '-g', '--'] },
+    );
   if (held.dumbInit) supervisors.push({ name: 'dumb-init', entrypoint: ['dumb-init'] });
   let port = 18000 + (process.pid % 1000) * 10;
   const lines = [
@@ -185,7 +219,11 @@ export async function drainTable(log = (line) => process.stderr.write(`${line}\n
       log(`drain: ${chain.name} under ${supervisor.name}: ${JSON.stringify(result)}`);
       results.push(result);
     }
-    const cells = results.map((result) => (result.note && result.stopMs === undefined ? result.note : `${result.lost} lost, ${(result.stopMs / 1000).toFixed(2)} s`));
+    const cells = results.map((result) =>
+      result.note && result.stopMs === undefined
+        ? result.note
+        : `${result.lost} lost, ${(result.stopMs / 1000).toFixed(2)} s`,
+    );
     lines.push(`| ${chain.name} | ${cells.join(' | ')} |`);
     const gsup = results[0];
     const others = results.slice(1).filter((result) => result.stopMs !== undefined && result.lost === 0);
@@ -204,7 +242,9 @@ export async function drainTable(log = (line) => process.stderr.write(`${line}\n
   for (const verdict of verdicts) {
     lines.push(
       `- ${verdict.chain}: gsup lost ${verdict.lost}` +
-        (verdict.ratio === undefined ? ', no other supervisor stopped it without loss' : `, stop time ${verdict.ratio.toFixed(2)}× the fastest other supervisor that lost none`) +
+        (verdict.ratio === undefined
+          ? ', no other supervisor stopped it without loss'
+          : `, stop time ${verdict.ratio.toFixed(2)}× the fastest other supervisor that lost none`) +
         ` (budget: 0 lost, ≤ 1.5×): ${verdict.pass ? 'ok' : 'MISSED'}`,
     );
   }

@@ -53,7 +53,9 @@ function procStat(pid) {
   }
 }
 function allProcs() {
-  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => procStat(Number(entry)) ?? []);
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => procStat(Number(entry)) ?? []);
 }
 function descendants(root) {
   const procs = allProcs();
@@ -96,14 +98,18 @@ function lines(child, onLine) {
     for (const line of parts) onLine(line);
   });
 }
-const exited = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+const exited = (child) =>
+  new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
 const sleep = (delay) => new Promise((resolve) => setTimeout(resolve, delay));
 
 // 1. Start-up: runs interleaved (A B C A B C ...), so a noisy machine slows all alike.
 function startup() {
   const runs = quick ? 20 : 60;
   // With a preload in NODE_OPTIONS (the app's), gsup starts Node again without it: paid only then.
-  const preload = { ...process.env, NODE_OPTIONS: `--require ${new URL('../fixtures/preload.cjs', import.meta.url).pathname}` };
+  const preload = {
+    ...process.env,
+    NODE_OPTIONS: `--require ${new URL('../fixtures/preload.cjs', import.meta.url).pathname}`,
+  };
   const commands = {
     'node -e 0': [process.execPath, ['-e', '0']],
     'gsup -- true': [GSUP[0], [GSUP[1], '--', 'true']],
@@ -128,10 +134,24 @@ function startup() {
   const anchors = [`node -e 0 ${ms(node)}`];
   if (tini) anchors.push(`tini ${ms(median(times['tini -- true']))}`);
   if (dumbInit) anchors.push(`dumb-init ${ms(median(times['dumb-init true']))}`);
-  row(`start-up, \`gsup -- true\` (median of ${runs})`, `${ms(gsup)} = ${ratio.toFixed(2)}× node -e 0`, '≤ 1.3× node -e 0', ok(ratio <= 1.3), anchors.join(', '));
-  const withPreload = median(times['gsup -- true, preload'].map((value, index) => value / times['node -e 0, preload'][index]));
+  row(
+    `start-up, \`gsup -- true\` (median of ${runs})`,
+    `${ms(gsup)} = ${ratio.toFixed(2)}× node -e 0`,
+    '≤ 1.3× node -e 0',
+    ok(ratio <= 1.3),
+    anchors.join(', '),
+  );
+  const withPreload = median(
+    times['gsup -- true, preload'].map((value, index) => value / times['node -e 0, preload'][index]),
+  );
   const preloaded = `${ms(median(times['gsup -- true, preload']))} = ${withPreload.toFixed(2)}× node -e 0 with the same preload`;
-  row('start-up with a preload in NODE_OPTIONS (gsup starts again without it)', preloaded, 'none (reported)', '-', `node -e 0 with it ${ms(median(times['node -e 0, preload']))}`);
+  row(
+    'start-up with a preload in NODE_OPTIONS (gsup starts again without it)',
+    preloaded,
+    'none (reported)',
+    '-',
+    `node -e 0 with it ${ms(median(times['node -e 0, preload']))}`,
+  );
 }
 
 // 2. Forwarding latency: SIGWINCH to the supervisor → arrival in a grandchild
@@ -180,7 +200,9 @@ async function latency() {
   for (const [command, args] of commands) chains.push(await startChain(command, args));
   let scrapes = 0;
   const scraper = setInterval(() => {
-    get({ host: '127.0.0.1', port: statusPort, path: '/metrics', agent: false }, (response) => response.resume().on('end', () => scrapes++)).on('error', () => {});
+    get({ host: '127.0.0.1', port: statusPort, path: '/metrics', agent: false }, (response) =>
+      response.resume().on('end', () => scrapes++),
+    ).on('error', () => {});
   }, 100);
   const [gsup, naive, scraped, ...others] = await latencies(chains, quick ? 200 : 500);
   clearInterval(scraper);
@@ -210,7 +232,11 @@ async function idle() {
   const child = spawn(GSUP[0], [GSUP[1], '--', 'sleep', String(seconds)], { stdio: 'ignore' });
   const naive = spawn(NAIVE[0], [NAIVE[1], 'sleep', String(seconds)], { stdio: 'ignore' });
   const port = 40000 + (process.pid % 1000);
-  const served = spawn(GSUP[0], [GSUP[1], '--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  const served = spawn(
+    GSUP[0],
+    [GSUP[1], '--status-port', String(port), '--status-host', '127.0.0.1', '--', 'sleep', String(seconds)],
+    { stdio: 'ignore' },
+  );
   await sleep(1000);
   const start = cpuMs(child.pid);
   await sleep((seconds - 1.5) * 1000);
@@ -222,7 +248,13 @@ async function idle() {
   const servedRss = vmRssMiB(served.pid);
   const servedAnon = rssAnonMiB(served.pid);
   await Promise.all([exited(child), exited(naive), exited(served)]);
-  row(`idle CPU supervising \`sleep ${seconds}\` (after start-up)`, ms(used), '≤ 50 ms', ok(used <= 50), `start-up itself ${ms(start)}`);
+  row(
+    `idle CPU supervising \`sleep ${seconds}\` (after start-up)`,
+    ms(used),
+    '≤ 50 ms',
+    ok(used <= 50),
+    `start-up itself ${ms(start)}`,
+  );
   row(
     'idle RSS supervising `sleep` (private: RssAnon)',
     `${rss.toFixed(1)} MiB = ${(rss / naiveRss).toFixed(2)}× naive (private ${anon.toFixed(1)} MiB)`,
@@ -247,7 +279,8 @@ function vmRssMiB(pid) {
 }
 
 // 4 + 5. Stop of N processes that ignore SIGTERM, -t 1s; gsup's peak RSS.
-const scaleScript = (count) => `trap '' TERM; i=0; while [ $i -lt ${count} ]; do sleep 600 & i=$((i+1)); done; echo ready; wait`;
+const scaleScript = (count) =>
+  `trap '' TERM; i=0; while [ $i -lt ${count} ]; do sleep 600 & i=$((i+1)); done; echo ready; wait`;
 
 /**
  * The kernel's own time to kill the same tree, in the same run (the anchor of
@@ -282,7 +315,9 @@ function procGroup(pid) {
 
 async function stopAtScale(count) {
   const script = scaleScript(count);
-  const child = spawn(GSUP[0], [GSUP[1], '-q', '-t', '1s', '--', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(GSUP[0], [GSUP[1], '-q', '-t', '1s', '--', 'sh', '-c', script], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   await new Promise((resolve) => lines(child, (line) => line === 'ready' && resolve()));
   let tree = descendants(child.pid);
   while (tree.length < count + 1) {
@@ -370,7 +405,12 @@ async function stops() {
       kernel === undefined ? '' : `kernel: killpg SIGKILL until none alive ${ms(kernel)}`,
     );
     if (budgeted) {
-      row('peak RSS of gsup over the 1,000-process stop', `${result.peak.toFixed(1)} MiB`, '≤ 80 MiB', ok(result.peak <= 80));
+      row(
+        'peak RSS of gsup over the 1,000-process stop',
+        `${result.peak.toFixed(1)} MiB`,
+        '≤ 80 MiB',
+        ok(result.peak <= 80),
+      );
       // The floor: opening and reading every /proc/PID/stat, nothing else; and a ps spawn, which gsup avoids.
       row(
         'one look at a tree of 1,000 processes (/proc scan)',
@@ -379,7 +419,9 @@ async function stops() {
         ok(result.scanMs <= 1.5 * result.floorMs && result.scanMs < result.psMs),
         `raw read of every /proc/PID/stat ${ms(result.floorMs)}, \`ps -A\` ${ms(result.psMs)}`,
       );
-    } else rows.at(-1).anchors += `${rows.at(-1).anchors ? '; ' : ''}peak RSS ${result.peak.toFixed(1)} MiB, one look ${ms(result.scanMs)}`;
+    } else
+      rows.at(-1).anchors +=
+        `${rows.at(-1).anchors ? '; ' : ''}peak RSS ${result.peak.toFixed(1)} MiB, one look ${ms(result.scanMs)}`;
   }
 }
 
@@ -388,7 +430,9 @@ async function stops() {
 // (libuv drops a signal when its pipe is full), gsup beside the naive forwarder.
 async function floodOnce(command, count) {
   const child = spawn(command[0], [...command.slice(1), 'node', PRINTER], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const app = await new Promise((resolve) => lines(child, (line) => line.startsWith('ready') && resolve(Number(/pid: (\d+)/.exec(line)[1]))));
+  const app = await new Promise((resolve) =>
+    lines(child, (line) => line.startsWith('ready') && resolve(Number(/pid: (\d+)/.exec(line)[1]))),
+  );
   const sent = performance.now();
   for (let index = 0; index < count; index++) process.kill(child.pid, 'SIGUSR1');
   process.kill(child.pid, 'SIGTERM');
@@ -438,7 +482,9 @@ async function floods() {
 // 7. PID 1 with 10,000 short-lived orphans: wall time and the most zombies seen at once.
 async function reapAs(command) {
   const script = 'i=0; while [ $i -lt 10000 ]; do (true &); i=$((i+1)); done';
-  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', ...command, 'sh', '-c', script], { stdio: 'ignore' });
+  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', ...command, 'sh', '-c', script], {
+    stdio: 'ignore',
+  });
   const started = process.hrtime.bigint();
   let pid1;
   let most = 0;
@@ -465,27 +511,50 @@ async function reaping() {
     const result = await reapAs(['dumb-init']);
     anchors.push(`dumb-init ${(result.took / 1000).toFixed(2)} s, ${result.most} zombies at most`);
   }
-  row('PID 1, 10,000 short-lived orphans', `${(gsup.took / 1000).toFixed(2)} s, ${gsup.most} zombies at most`, 'never > 100 zombies', ok(gsup.most <= 100), anchors.join(', '));
+  row(
+    'PID 1, 10,000 short-lived orphans',
+    `${(gsup.took / 1000).toFixed(2)} s, ${gsup.most} zombies at most`,
+    'never > 100 zombies',
+    ok(gsup.most <= 100),
+    anchors.join(', '),
+  );
 }
 
 if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-process.stderr.write(`gsup bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
-  `${tini ? '' : ', tini absent'}${dumbInit ? '' : ', dumb-init absent'}\n`);
+process.stderr.write(
+  `gsup bench: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}` +
+    `${tini ? '' : ', tini absent'}${dumbInit ? '' : ', dumb-init absent'}\n`,
+);
 // --only NAME[,NAME]: some of the figures (startup, latency, idle, stops, floods, reaping, drain, soak).
 const onlyIndex = process.argv.indexOf('--only');
-const wanted = onlyIndex >= 0 ? process.argv[onlyIndex + 1].split(',') : ['startup', 'latency', 'idle', 'stops', 'floods', 'reaping', 'drain', 'soak'];
+const wanted =
+  onlyIndex >= 0
+    ? process.argv[onlyIndex + 1].split(',')
+    : ['startup', 'latency', 'idle', 'stops', 'floods', 'reaping', 'drain', 'soak'];
 // The drain benchmark prints a table of its own (bench/drain.js).
 let drainLines = [];
 async function drain() {
   const { lines, verdicts } = await drainTable();
   drainLines = lines;
   for (const verdict of verdicts) {
-    row(`drain: ${verdict.chain}`, `${verdict.lost} lost`, '0 lost, stop ≤ 1.5× best clean', ok(verdict.pass), verdict.ratio === undefined ? 'no other clean stop' : `${verdict.ratio.toFixed(2)}× the best`);
+    row(
+      `drain: ${verdict.chain}`,
+      `${verdict.lost} lost`,
+      '0 lost, stop ≤ 1.5× best clean',
+      ok(verdict.pass),
+      verdict.ratio === undefined ? 'no other clean stop' : `${verdict.ratio.toFixed(2)}× the best`,
+    );
   }
 }
 // The memory a container pays under churn, as PID 1 (bench/soak.js; 120 s here, 20 s with --quick).
 async function soakFigure() {
-  if (!unshare) return row('soak: private memory as PID 1 under churn', 'skipped: unshare not permitted', '≤ 16 MiB, flat (≤ +1 MiB)', 'n/a');
+  if (!unshare)
+    return row(
+      'soak: private memory as PID 1 under churn',
+      'skipped: unshare not permitted',
+      '≤ 16 MiB, flat (≤ +1 MiB)',
+      'n/a',
+    );
   const result = await soak(quick ? 20 : 120);
   row(
     `soak: private memory (RssAnon) as PID 1 under churn, ${result.seconds} s`,
@@ -502,6 +571,9 @@ for (const name of wanted) {
 }
 
 console.log(`\n| figure | gsup | budget | verdict | anchors |\n| --- | --- | --- | --- | --- |`);
-for (const { figure, result, budget, verdict, anchors } of rows) console.log(`| ${figure} | ${result} | ${budget} | ${verdict} | ${anchors} |`);
+for (const { figure, result, budget, verdict, anchors } of rows)
+  console.log(`| ${figure} | ${result} | ${budget} | ${verdict} | ${anchors} |`);
 if (drainLines.length > 0) console.log(`\n${drainLines.join('\n')}`);
-console.log(`\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+console.log(
+  `\n${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+);

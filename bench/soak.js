@@ -12,14 +12,33 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const seconds = Number(process.argv[2] ?? 120);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const kib = (pid, field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] ?? NaN);
+const kib = (pid, field) =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] ?? NaN);
 
 export async function soak(durationS = seconds) {
   // SOAK_NODE_FLAGS: node's own flags for gsup (V8 heap sizing experiments), e.g. --max-semi-space-size=1.
   const flags = (process.env.SOAK_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, ...flags, `${ROOT}bin/gsup.cjs`, '--restart', 'always', '--restart-delay', '100ms', '--', 'node', `${ROOT}fixtures/churn.js`], {
-    stdio: ['ignore', 'ignore', process.env.SOAK_DEBUG ? 'inherit' : 'ignore'],
-  });
+  const child = spawn(
+    'unshare',
+    [
+      '--pid',
+      '--fork',
+      '--mount-proc',
+      process.execPath,
+      ...flags,
+      `${ROOT}bin/gsup.cjs`,
+      '--restart',
+      'always',
+      '--restart-delay',
+      '100ms',
+      '--',
+      'node',
+      `${ROOT}fixtures/churn.js`,
+    ],
+    {
+      stdio: ['ignore', 'ignore', process.env.SOAK_DEBUG ? 'inherit' : 'ignore'],
+    },
+  );
   // gsup is unshare's child (PID 1 inside).
   let gsup;
   for (let tries = 0; !gsup && tries < 100; tries++) {
@@ -28,7 +47,8 @@ export async function soak(durationS = seconds) {
     gsup = children ? Number(children.split(' ')[0]) : undefined;
   }
   // Signals only once gsup handles them (its SigCgt has SIGWINCH): from outside its namespace, an unhandled one would end it.
-  const caught = () => (BigInt(`0x${/SigCgt:\s+([0-9a-f]+)/.exec(readFileSync(`/proc/${gsup}/status`, 'latin1'))[1]}`) >> 27n) & 1n;
+  const caught = () =>
+    (BigInt(`0x${/SigCgt:\s+([0-9a-f]+)/.exec(readFileSync(`/proc/${gsup}/status`, 'latin1'))[1]}`) >> 27n) & 1n;
   while (!caught()) await sleep(20);
   const signals = setInterval(() => process.kill(gsup, 'SIGWINCH'), 50);
   const samples = [];

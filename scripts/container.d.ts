@@ -3,6 +3,9 @@ export declare const IMAGE: string;
 export declare function podmanSkipReason(): string | undefined;
 export declare function podmanEnv(): NodeJS.ProcessEnv;
 export declare function podman(args: string[], options?: { timeout?: number; input?: string }): string;
-export declare function podmanTry(args: string[], options?: { timeout?: number }): { status: number | null; stdout: string; stderr: string };
+export declare function podmanTry(
+  args: string[],
+  options?: { timeout?: number },
+): { status: number | null; stdout: string; stderr: string };
 export declare function buildImage(): { tini?: boolean; dumbInit?: boolean };
 export declare function removeContainer(name: string): void;

@@ -5,7 +5,19 @@
 // the packed gsup installed globally the way a user installs it.
 // See ../shared/containers.md (in the workplace) for why each setting.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +36,13 @@ function which(name) {
 export function podmanSkipReason() {
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'not root (the tests use rootful podman)';
-  for (const tool of ['podman', 'runc']) if (!which(tool)) return `${tool} is not installed (.ci/run installs podman and runc when it is root)`;
-  const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], { env: podmanEnv(), encoding: 'utf8', timeout: 30_000 });
+  for (const tool of ['podman', 'runc'])
+    if (!which(tool)) return `${tool} is not installed (.ci/run installs podman and runc when it is root)`;
+  const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], {
+    env: podmanEnv(),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   if (info.status !== 0) return `podman does not work here: ${(info.stderr || '').trim().split('\n').pop()}`;
   return undefined;
 }
@@ -44,14 +61,23 @@ export function podmanEnv() {
     const nofile = hard('Max open files') === 'unlimited' ? 1048576 : Number(hard('Max open files'));
     const nproc = hard('Max processes') === 'unlimited' ? pidMax : Math.min(Number(hard('Max processes')), pidMax);
     conf = join(mkdtempSync(join(tmpdir(), 'gsup-podman-')), 'containers.conf');
-    writeFileSync(conf, `[containers]\ndefault_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]\n[engine]\nruntime = "runc"\n`);
+    writeFileSync(
+      conf,
+      `[containers]\ndefault_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]\n[engine]\nruntime = "runc"\n`,
+    );
   }
   return { ...process.env, CONTAINERS_CONF: conf };
 }
 
 /** Runs podman; returns its stdout. */
 export function podman(args, options = {}) {
-  return execFileSync('podman', args, { env: podmanEnv(), encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  return execFileSync('podman', args, {
+    env: podmanEnv(),
+    encoding: 'utf8',
+    timeout: 60_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
 }
 
 /** podman that may fail: { status, stdout, stderr }. */
@@ -86,7 +112,19 @@ export function buildImage() {
   const work = mkdtempSync(join(tmpdir(), 'gsup-image-'));
   const rootfs = join(work, 'rootfs');
   try {
-    for (const dir of ['bin', 'usr/bin', 'usr/local/bin', 'usr/local/lib/node_modules', 'etc', 'proc', 'sys', 'dev', 'root', 'out', 'src']) {
+    for (const dir of [
+      'bin',
+      'usr/bin',
+      'usr/local/bin',
+      'usr/local/lib/node_modules',
+      'etc',
+      'proc',
+      'sys',
+      'dev',
+      'root',
+      'out',
+      'src',
+    ]) {
       mkdirSync(join(rootfs, dir), { recursive: true });
     }
     mkdirSync(join(rootfs, 'tmp'), { mode: 0o1777 });
@@ -109,22 +147,47 @@ export function buildImage() {
     symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(rootfs, 'usr/local/bin/npm'));
     symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(rootfs, 'usr/local/bin/npx'));
     // gsup as a user installs it: its packed tarball, with its dependencies.
-    const packed = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop();
-    execFileSync('npm', ['install', '-g', '--prefix', join(rootfs, 'usr/local'), '--no-audit', '--no-fund', '--prefer-offline', join(work, packed)], {
-      cwd: work,
-      stdio: 'ignore',
-      timeout: 180_000,
-    });
+    const packed = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', work], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .pop();
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '-g',
+        '--prefix',
+        join(rootfs, 'usr/local'),
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        join(work, packed),
+      ],
+      {
+        cwd: work,
+        stdio: 'ignore',
+        timeout: 180_000,
+      },
+    );
     const tar = join(work, 'rootfs.tar');
     execFileSync('tar', ['-C', rootfs, '-cf', tar, '.']);
-    podman([
-      'import',
-      '--change', 'ENTRYPOINT ["gsup", "--"]',
-      '--change', 'ENV PATH=/usr/local/bin:/usr/bin:/bin',
-      '--change', 'ENV HOME=/root',
-      tar,
-      IMAGE,
-    ], { timeout: 180_000 });
+    podman(
+      [
+        'import',
+        '--change',
+        'ENTRYPOINT ["gsup", "--"]',
+        '--change',
+        'ENV PATH=/usr/local/bin:/usr/bin:/bin',
+        '--change',
+        'ENV HOME=/root',
+        tar,
+        IMAGE,
+      ],
+      { timeout: 180_000 },
+    );
     return held;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -56,7 +56,10 @@ export function apart(then: (carried: Carried) => void): void {
   if (armed) for (const signal of STOPS) if (marker.swap(signal)) held.push(signal);
   const go = () => {
     const { NODE_OPTIONS: _, ...rest } = env as Record<string, string>;
-    const why = execNodeAgain({ ...rest, [KEY]: JSON.stringify({ pid: process.pid, nodeOptions, held, armed, ppid }) }, moduleUrl);
+    const why = execNodeAgain(
+      { ...rest, [KEY]: JSON.stringify({ pid: process.pid, nodeOptions, held, armed, ppid }) },
+      moduleUrl,
+    );
     then({ held, armed, ppid, together: why });
   };
   // A preload's SIGTERM handle: what libuv took before the swap comes out in the next poll.
@@ -83,6 +86,8 @@ function arrived(note: string): Carried | undefined {
   const { pid, nodeOptions, held, armed, ppid } = carried as Record<string, unknown>;
   if (pid !== process.pid) return undefined;
   if (typeof nodeOptions === 'string') process.env.NODE_OPTIONS = nodeOptions;
-  const stops = Array.isArray(held) ? held.filter((s): s is SignalName => STOPS.includes(s as (typeof STOPS)[number])) : [];
+  const stops = Array.isArray(held)
+    ? held.filter((s): s is SignalName => STOPS.includes(s as (typeof STOPS)[number]))
+    : [];
   return { held: stops, armed: armed === true, ppid: Number.isInteger(ppid) ? (ppid as number) : undefined };
 }

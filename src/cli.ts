@@ -21,21 +21,33 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   const termination = await terminationLogPath(terminationLog?.[0], terminationLog?.[1]);
   const notes = termination !== undefined ? new TerminationNotes(logger) : undefined;
   if (grace !== undefined) {
-    logger.info('grace', `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, then the kill timeout ${formatDuration(config.killTimeout)}`, {
-      graceMs: grace,
-      stopDelayMs: config.stopDelay,
-      killTimeoutMs: config.killTimeout,
-    });
+    logger.info(
+      'grace',
+      `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, then the kill timeout ${formatDuration(config.killTimeout)}`,
+      {
+        graceMs: grace,
+        stopDelayMs: config.stopDelay,
+        killTimeoutMs: config.killTimeout,
+      },
+    );
   }
   if (inbox.together) {
-    logger.warn('node-options', `NODE_OPTIONS is gsup's too (${inbox.together}): a preload's signal handlers, timers and ports run in gsup as well`, { why: inbox.together });
+    logger.warn(
+      'node-options',
+      `NODE_OPTIONS is gsup's too (${inbox.together}): a preload's signal handlers, timers and ports run in gsup as well`,
+      { why: inbox.together },
+    );
   }
   // Before the spawn: a parent gone since gsup's first line stops gsup before the command starts.
   if (pdeathsig) askForParentDeath(pdeathsig, inbox.ppid, currentPlatform(), logger, inbox.receive);
   warnIfTermStopsNothing(config.rewrite, logger);
   const npm = npmRunningGsup(process.env);
   if (npm && !(await import('node:tty')).isatty(0)) {
-    logger.warn('npm', `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; run node_modules/.bin/gsup (or exec it) instead`, { npm });
+    logger.warn(
+      'npm',
+      `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; run node_modules/.bin/gsup (or exec it) instead`,
+      { npm },
+    );
   }
   // The status endpoint is bound before anything runs: a taken port is gsup's own error (125).
   const board = status && new StatusBoard();

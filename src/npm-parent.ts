@@ -11,8 +11,13 @@ export function npmRunningGsup(env: NodeJS.ProcessEnv): string | undefined {
   const script = env.npm_lifecycle_script;
   if (!script || !env.npm_command) return undefined;
   // Skip `exec` and VAR=value prefixes; the word may be quoted ('gsup', as npx writes it).
-  const words = script.trim().split(/\s+/).map((word) => word.replace(/^['"]|['"]$/g, ''));
+  const words = script
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/^['"]|['"]$/g, ''));
   const first = words.find((word) => word !== 'exec' && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
   if (!first || !/(^|\/)gsup(\.cjs)?$/.test(first)) return undefined;
-  return env.npm_command === 'exec' ? 'npx (npm exec)' : `npm ${env.npm_command === 'run-script' ? `run ${env.npm_lifecycle_event ?? ''}`.trim() : env.npm_command}`;
+  return env.npm_command === 'exec'
+    ? 'npx (npm exec)'
+    : `npm ${env.npm_command === 'run-script' ? `run ${env.npm_lifecycle_event ?? ''}`.trim() : env.npm_command}`;
 }

@@ -12,7 +12,9 @@ function answer(path: string, board: StatusBoard): [number, string, string] {
       return [200, 'text/plain; charset=utf-8', 'ok\n']; // the loop answers: gsup lives
     case '/readyz': {
       const { readiness } = board;
-      return readiness.ready ? [200, 'text/plain; charset=utf-8', 'ready\n'] : [503, 'text/plain; charset=utf-8', `${readiness.reason}\n`];
+      return readiness.ready
+        ? [200, 'text/plain; charset=utf-8', 'ready\n']
+        : [503, 'text/plain; charset=utf-8', `${readiness.reason}\n`];
     }
     case '/metrics':
       return [200, 'text/plain; version=0.0.4; charset=utf-8', board.metrics()];
@@ -29,14 +31,20 @@ function answer(path: string, board: StatusBoard): [number, string, string] {
 export async function serveStatus(board: StatusBoard, port: number, host: string | undefined): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      response
+        .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' })
+        .end('method not allowed\n');
       return;
     }
     const path = (request.url ?? '/').split('?')[0];
     // /metrics: the tree as it is now (a look, off the signal path), not as the last signal found it.
     void (path === '/metrics' ? board.freshTree() : Promise.resolve()).then(() => {
       const [status, type, body] = answer(path, board);
-      response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+      response.writeHead(status, {
+        'content-type': type,
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+      });
       response.end(request.method === 'HEAD' ? undefined : body);
     });
   });

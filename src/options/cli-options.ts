@@ -74,7 +74,8 @@ function checkUrl(text: string, what: string): void {
   } catch {
     throw new UsageError(`invalid URL ${quoted(text)} for ${what}: expected http://host[:port]/path`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`invalid URL ${quoted(text)} for ${what}: only http:// and https:// are probed`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`invalid URL ${quoted(text)} for ${what}: only http:// and https:// are probed`);
 }
 
 type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
@@ -85,24 +86,58 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   const url = pick('healthUrl', '--health-url', 'GSUP_HEALTH_URL');
   const file = pick('healthFile', '--health-file', 'GSUP_HEALTH_FILE');
   // A duration or count that must be above 0, named by where it came from when it is not.
-  const positive = (given: [string, string] | undefined, parse: (text: string, what: string) => number, fallback: number, zeroOk = false) => {
+  const positive = (
+    given: [string, string] | undefined,
+    parse: (text: string, what: string) => number,
+    fallback: number,
+    zeroOk = false,
+  ) => {
     if (!given) return fallback;
     const value = parse(...given);
-    if (value === 0 && !zeroOk) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
+    if (value === 0 && !zeroOk)
+      throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
     return value;
   };
-  const intervalMs = positive(pick('healthInterval', '--health-interval', 'GSUP_HEALTH_INTERVAL'), parseDuration, 30_000);
+  const intervalMs = positive(
+    pick('healthInterval', '--health-interval', 'GSUP_HEALTH_INTERVAL'),
+    parseDuration,
+    30_000,
+  );
   const timeoutMs = positive(pick('healthTimeout', '--health-timeout', 'GSUP_HEALTH_TIMEOUT'), parseDuration, 5000);
-  const startPeriodMs = positive(pick('healthStartPeriod', '--health-start-period', 'GSUP_HEALTH_START_PERIOD'), parseDuration, 0, true);
-  const startIntervalMs = positive(pick('healthStartInterval', '--health-start-interval', 'GSUP_HEALTH_START_INTERVAL'), parseDuration, 5000);
-  const maxAgeMs = positive(pick('healthMaxAge', '--health-max-age', 'GSUP_HEALTH_MAX_AGE'), parseDuration, 2 * intervalMs);
+  const startPeriodMs = positive(
+    pick('healthStartPeriod', '--health-start-period', 'GSUP_HEALTH_START_PERIOD'),
+    parseDuration,
+    0,
+    true,
+  );
+  const startIntervalMs = positive(
+    pick('healthStartInterval', '--health-start-interval', 'GSUP_HEALTH_START_INTERVAL'),
+    parseDuration,
+    5000,
+  );
+  const maxAgeMs = positive(
+    pick('healthMaxAge', '--health-max-age', 'GSUP_HEALTH_MAX_AGE'),
+    parseDuration,
+    2 * intervalMs,
+  );
   const retries = positive(pick('healthRetries', '--health-retries', 'GSUP_HEALTH_RETRIES'), count, 3);
   for (const given of [cmd, url, file]) {
-    if (given && given[0].trim() === '') throw new UsageError(`empty value for ${given[1]}: a probe needs something to run or read`);
+    if (given && given[0].trim() === '')
+      throw new UsageError(`empty value for ${given[1]}: a probe needs something to run or read`);
   }
   if (url) checkUrl(...url);
   if (!cmd && !url && !file) return undefined;
-  return { cmd: cmd?.[0], url: url?.[0], file: file?.[0], intervalMs, timeoutMs, startPeriodMs, startIntervalMs, maxAgeMs, retries };
+  return {
+    cmd: cmd?.[0],
+    url: url?.[0],
+    file: file?.[0],
+    intervalMs,
+    timeoutMs,
+    startPeriodMs,
+    startIntervalMs,
+    maxAgeMs,
+    retries,
+  };
 }
 
 /** `--wait-ready` (off unless given) and `--ready-timeout`, which needs it. */
@@ -165,7 +200,10 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
   };
 
   const duration = (given: [string, string] | undefined) => given && { ms: parseDuration(...given), what: given[1] };
-  const stopDelay = duration(pick('stopDelay', '--stop-delay', 'GSUP_STOP_DELAY')) ?? { ms: DEFAULT_CONFIG.stopDelay, what: '--stop-delay' };
+  const stopDelay = duration(pick('stopDelay', '--stop-delay', 'GSUP_STOP_DELAY')) ?? {
+    ms: DEFAULT_CONFIG.stopDelay,
+    what: '--stop-delay',
+  };
   const grace = duration(pick('grace', '--grace', 'GSUP_GRACE'));
   const killTimeout = killTimeoutWithin(
     grace,
@@ -194,7 +232,10 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
   if (flags.quiet) verbosity = -1;
   else if (flags.verbose !== undefined) verbosity = Math.min(flags.verbose, 2);
   else if (env.GSUP_VERBOSE) {
-    if (!/^(-1|[0-2])$/.test(env.GSUP_VERBOSE)) throw new UsageError(`invalid value ${quoted(env.GSUP_VERBOSE)} for GSUP_VERBOSE: expected -1 (errors only), 0, 1 or 2`);
+    if (!/^(-1|[0-2])$/.test(env.GSUP_VERBOSE))
+      throw new UsageError(
+        `invalid value ${quoted(env.GSUP_VERBOSE)} for GSUP_VERBOSE: expected -1 (errors only), 0, 1 or 2`,
+      );
     verbosity = Number(env.GSUP_VERBOSE);
   }
 
@@ -214,7 +255,9 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     maxRestarts: maxRestarts ? count(...maxRestarts) : DEFAULT_CONFIG.maxRestarts,
     restartDelay: restartDelay ? parseDuration(...restartDelay) : DEFAULT_CONFIG.restartDelay,
     rewrite,
-    successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) => exitCode(value, what)),
+    successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) =>
+      exitCode(value, what),
+    ),
     verbosity,
     health,
     pdeathsig: pdeathsig && parseDeathSignal(...pdeathsig),

@@ -13,7 +13,7 @@ export async function environValue(pid: number, name: string): Promise<string | 
   const text = await readProcFile(`/proc/${pid}/environ`, MAX_BYTES);
   if (!text) return undefined;
   const wanted = Buffer.from(`${name}=`, 'latin1');
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const end = text.indexOf(0, start);
     const stop = end < 0 ? text.length : end;
     if (stop - start >= wanted.length && text.subarray(start, start + wanted.length).equals(wanted)) {

@@ -213,7 +213,6 @@ export function releaseTerminal(fd: number): string | undefined {
   return native.ioctl(fd, TIOCNOTTY, [0]) === 0 ? undefined : `ioctl(TIOCNOTTY) failed (errno ${native.errno()})`;
 }
 
-
 /**
  * libuv passes every signal through one pipe per loop and drops a signal
  * when that pipe is full (64 KiB, 4,096 signals). The pipe is found by what
@@ -255,4 +254,3 @@ export function widenSignalPipe(probe: () => void): number | string {
   }
   return result;
 }
-

@@ -14,7 +14,14 @@ const WEXITED = 4;
 const WNOWAIT = 0x01000000;
 const CLD_EXITED = 1;
 // siginfo_t: si_pid is the first field of the union, at byte 16 on 64-bit Linux (12 on 32-bit).
-const SI_PID_OFFSET = process.arch === 'x64' || process.arch === 'arm64' || process.arch === 'ppc64' || process.arch === 's390x' || process.arch === 'riscv64' ? 16 : 12;
+const SI_PID_OFFSET =
+  process.arch === 'x64' ||
+  process.arch === 'arm64' ||
+  process.arch === 'ppc64' ||
+  process.arch === 's390x' ||
+  process.arch === 'riscv64'
+    ? 16
+    : 12;
 const siginfo = Buffer.alloc(128);
 
 /**
@@ -24,7 +31,8 @@ const siginfo = Buffer.alloc(128);
 export function adoptOrphans(subreaper: boolean): string | undefined {
   const native = load();
   if (!native) return `koffi could not be loaded (${nativeFailure()})`;
-  if (subreaper && native.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) !== 0) return `prctl(PR_SET_CHILD_SUBREAPER) failed (errno ${native.errno()})`;
+  if (subreaper && native.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) !== 0)
+    return `prctl(PR_SET_CHILD_SUBREAPER) failed (errno ${native.errno()})`;
   return undefined;
 }
 

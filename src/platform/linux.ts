@@ -165,7 +165,9 @@ export const linuxPlatform: Platform = {
     // run by node (a minimal or distroless image has no setsid, an old busybox's has no -c).
     const found = onPath('setsid', process.env, '/');
     const setsid = found && takesCtty(found) ? found : undefined;
-    const wrapper = setsid ? [setsid, '-c'] : [process.execPath, join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs')];
+    const wrapper = setsid
+      ? [setsid, '-c']
+      : [process.execPath, join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs')];
     if (!setsid && !existsSync(wrapper[1])) return 'no setsid -c on PATH (util-linux, busybox), no exec-tty.cjs';
     const why = releaseTerminal(0);
     if (why) return why;
@@ -195,7 +197,8 @@ export const linuxPlatform: Platform = {
     const { problem, groups } = checkPidfds();
     const fallback = 'each signal is a kill(2) right after a look at its target';
     if (problem) return { problem: `no pidfds (${problem}): ${fallback}` };
-    if (!groups) return { note: 'no group signal through a pidfd (Linux < 6.9): kill(2) right after a look at the leader' };
+    if (!groups)
+      return { note: 'no group signal through a pidfd (Linux < 6.9): kill(2) right after a look at the leader' };
     return {};
   },
   signalProcesses(processes, signal) {

@@ -12,17 +12,25 @@ const helpers = new Set<number>();
 
 function runPs(args: string[], attempt = 1): Promise<ProcessInfo[]> {
   return new Promise((resolve, reject) => {
-    const child = execFile('ps', args, { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } }, (error, stdout) => {
-      const found = (stdout ?? '').split('\n').flatMap((line) => parsePsLine(line) ?? []).filter((info) => !helpers.has(info.pid));
-      if (child.pid !== undefined) helpers.delete(child.pid);
-      // ps -p exits 1 when the pid is gone: that is an answer. No output at all is not.
-      if (error && !stdout && args[0] === '-A') {
-        if (attempt < 3) resolve(runPs(args, attempt + 1));
-        else reject(new Error(`ps failed: ${error.message}`));
-        return;
-      }
-      resolve(found);
-    });
+    const child = execFile(
+      'ps',
+      args,
+      { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } },
+      (error, stdout) => {
+        const found = (stdout ?? '')
+          .split('\n')
+          .flatMap((line) => parsePsLine(line) ?? [])
+          .filter((info) => !helpers.has(info.pid));
+        if (child.pid !== undefined) helpers.delete(child.pid);
+        // ps -p exits 1 when the pid is gone: that is an answer. No output at all is not.
+        if (error && !stdout && args[0] === '-A') {
+          if (attempt < 3) resolve(runPs(args, attempt + 1));
+          else reject(new Error(`ps failed: ${error.message}`));
+          return;
+        }
+        resolve(found);
+      },
+    );
     if (child.pid !== undefined) helpers.add(child.pid);
   });
 }
@@ -53,7 +61,11 @@ function stillThere(processes: readonly ProcessInfo[]): Map<number, ProcessInfo>
   const args = ['-p', processes.map((info) => info.pid).join(','), ...columns];
   let output = '';
   try {
-    output = execFileSync('ps', args, { encoding: 'latin1', env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'ignore'] });
+    output = execFileSync('ps', args, {
+      encoding: 'latin1',
+      env: { ...process.env, LC_ALL: 'C' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch (error) {
     output = String((error as { stdout?: string }).stdout ?? ''); // exit 1: some are gone
   }

@@ -30,7 +30,11 @@ export function ownedTerminal(fd: number): { foreground: boolean } | undefined {
   try {
     const stat = readFileSync('/proc/self/stat', 'latin1');
     // After the name: state ppid pgrp session tty_nr tpgid ...
-    fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 6).slice(1).map(Number);
+    fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ', 6)
+      .slice(1)
+      .map(Number);
     rdev = fstatSync(fd).rdev;
   } catch {
     return undefined;

@@ -10,7 +10,15 @@ export const windowsPlatform: Platform = {
     // Loaded here: the other platforms never pay for them.
     const { default: pidtree } = await import('pidtree');
     const rows = (await pidtree(-1, { advanced: true })) as Array<{ ppid: number; pid: number }>;
-    return rows.map(({ pid, ppid }): ProcessInfo => ({ pid, ppid, pgid: pid, sid: -1, state: 'R', startTime: 0, name: '' }));
+    return rows.map(({ pid, ppid }): ProcessInfo => ({
+      pid,
+      ppid,
+      pgid: pid,
+      sid: -1,
+      state: 'R',
+      startTime: 0,
+      name: '',
+    }));
   },
   async processInfo(pid) {
     return (await this.listProcesses()).find((info) => info.pid === pid);

@@ -40,7 +40,6 @@ afterEach(() => {
 
 const PRINTER = '/src/fixtures/printer.js';
 
-
 /** The status of one GET from the host (0: no answer). */
 function httpStatus(port: number, path: string): Promise<number> {
   return new Promise((resolve) => {
@@ -141,23 +140,37 @@ describe.skipIf(skipReason !== undefined)('gsup as PID 1 of a podman container',
     expect(box.wait()).toBe(3);
   });
 
-  it.skipIf(ptySkipReason !== undefined)('podman run -it: the command has the terminal as its controlling terminal', async () => {
-    const name = `gsup-test-${process.pid}-tty`;
-    const script = 'tty; if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
-    const line = ['podman', 'run', '-it', '--rm', '--network', 'none', '--name', name, IMAGE, 'sh', '-c', script].map(quote).join(' ');
-    const run = new Run('script', ['-qefc', line, '/dev/null'], { pty: true, env: { CONTAINERS_CONF: podmanEnv().CONTAINERS_CONF } });
-    expect((await run.finished(30_000)).code).toBe(0);
-    expect(run.stdout.join('\n')).toMatch(/^\/dev\/pts\/\d+$/m);
-    expect(run.stdout).toContain('ctty-ok');
-    expect(run.stdout.join('\n')).not.toContain('controlling terminal');
-  });
+  it.skipIf(ptySkipReason !== undefined)(
+    'podman run -it: the command has the terminal as its controlling terminal',
+    async () => {
+      const name = `gsup-test-${process.pid}-tty`;
+      const script = 'tty; if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
+      const line = ['podman', 'run', '-it', '--rm', '--network', 'none', '--name', name, IMAGE, 'sh', '-c', script]
+        .map(quote)
+        .join(' ');
+      const run = new Run('script', ['-qefc', line, '/dev/null'], {
+        pty: true,
+        env: { CONTAINERS_CONF: podmanEnv().CONTAINERS_CONF },
+      });
+      expect((await run.finished(30_000)).code).toBe(0);
+      expect(run.stdout.join('\n')).toMatch(/^\/dev\/pts\/\d+$/m);
+      expect(run.stdout).toContain('ctty-ok');
+      expect(run.stdout.join('\n')).not.toContain('controlling terminal');
+    },
+  );
 
   it('--status-port published (host network): /readyz is 503 from the host right after podman stop sends SIGTERM, while the app still answers', async () => {
     const port = await freePort();
     const appPort = await freePort();
     const box = container(['node', '/src/fixtures/drain-server.js'], {
       network: 'host',
-      env: { GSUP_STATUS_PORT: String(port), GSUP_STATUS_HOST: '127.0.0.1', GSUP_STOP_DELAY: '3s', PORT: String(appPort), DELAY_MS: '1' },
+      env: {
+        GSUP_STATUS_PORT: String(port),
+        GSUP_STATUS_HOST: '127.0.0.1',
+        GSUP_STOP_DELAY: '3s',
+        PORT: String(appPort),
+        DELAY_MS: '1',
+      },
     });
     await box.waitForLog(/^ready \(pid: \d+, drain-server\)/);
     expect(await httpStatus(port, '/readyz')).toBe(200);

@@ -2,7 +2,19 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GSUP, PRINTER, Run, fixture, gsup, gsupAsPid1, hostPidOfPid1, killEverything, leftovers, markerPath, unshareWorks } from '../helpers/gsup.js';
+import {
+  GSUP,
+  PRINTER,
+  Run,
+  fixture,
+  gsup,
+  gsupAsPid1,
+  hostPidOfPid1,
+  killEverything,
+  leftovers,
+  markerPath,
+  unshareWorks,
+} from '../helpers/gsup.js';
 import { allProcs, waitFor } from '../helpers/proc.js';
 
 // Where an init must not break: floods of signals and of orphans, a reader
@@ -18,7 +30,10 @@ const NAIVE = fixture('naive-forwarder.js');
 /** The session of gsup's command (its first child): what the tree is made of, orphans included. */
 async function commandSession(run: Run): Promise<number> {
   let sid: number | undefined;
-  await waitFor(() => (sid = allProcs().find((proc) => proc.ppid === run.pid)?.sid) !== undefined, 'the command to start');
+  await waitFor(
+    () => (sid = allProcs().find((proc) => proc.ppid === run.pid)?.sid) !== undefined,
+    'the command to start',
+  );
   return sid!;
 }
 
@@ -81,28 +96,33 @@ describe('an orphan flood', () => {
   });
 
   // A flood of orphans, alone (e2e-alone): the peak of zombies measures gsup's reaping, not a machine shared with other tests.
-  it.skipIf(!unshareWorks)('PID 1 reaps 10,000 short-lived orphans: never over 100 zombies at once, 0 at the end', async () => {
-    const script = 'i=0; while [ $i -lt 10000 ]; do (true &); i=$((i+1)); done; echo "made $i orphans"; sleep 0.2; ' +
-      "echo \"zombies: $(grep -l '^[0-9]* ([^)]*) Z' /proc/[0-9]*/stat 2>/dev/null | wc -l)\"";
-    const run = gsupAsPid1(['--', 'sh', '-c', script]);
-    let gsupPid: number | undefined;
-    await waitFor(() => (gsupPid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
-    let most = 0;
-    const sampler = setInterval(() => {
-      const zombies = allProcs().filter((proc) => proc.ppid === gsupPid && proc.state === 'Z').length;
-      most = Math.max(most, zombies);
-    }, 5);
-    try {
-      // What is measured is zombies, not speed: this VM forks at ~9 ms a pair (77–91 s for the 10,000 idle, over 120 s with every core busy).
-      const exit = await run.finished(300_000);
-      expect(exit.code).toBe(0);
-    } finally {
-      clearInterval(sampler);
-    }
-    expect(run.stdout).toContain('made 10000 orphans');
-    expect(run.stdout).toContain('zombies: 0');
-    expect(most).toBeLessThanOrEqual(100);
-  }, 360_000);
+  it.skipIf(!unshareWorks)(
+    'PID 1 reaps 10,000 short-lived orphans: never over 100 zombies at once, 0 at the end',
+    async () => {
+      const script =
+        'i=0; while [ $i -lt 10000 ]; do (true &); i=$((i+1)); done; echo "made $i orphans"; sleep 0.2; ' +
+        'echo "zombies: $(grep -l \'^[0-9]* ([^)]*) Z\' /proc/[0-9]*/stat 2>/dev/null | wc -l)"';
+      const run = gsupAsPid1(['--', 'sh', '-c', script]);
+      let gsupPid: number | undefined;
+      await waitFor(() => (gsupPid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
+      let most = 0;
+      const sampler = setInterval(() => {
+        const zombies = allProcs().filter((proc) => proc.ppid === gsupPid && proc.state === 'Z').length;
+        most = Math.max(most, zombies);
+      }, 5);
+      try {
+        // What is measured is zombies, not speed: this VM forks at ~9 ms a pair (77–91 s for the 10,000 idle, over 120 s with every core busy).
+        const exit = await run.finished(300_000);
+        expect(exit.code).toBe(0);
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(run.stdout).toContain('made 10000 orphans');
+      expect(run.stdout).toContain('zombies: 0');
+      expect(most).toBeLessThanOrEqual(100);
+    },
+    360_000,
+  );
 });
 
 describe('a signal flood', () => {
@@ -141,7 +161,9 @@ describe('a signal flood', () => {
     // SIGWINCH: sh and sleep ignore it, so the command's own timing decides its exit.
     const run = gsup(['--', 'sh', '-c', 'echo "ready (pid: $$, sh)"; sleep 0.5; echo exiting; exit 7']);
     await run.ready('sh');
-    const flood = spawn(process.execPath, [FLOOD, String(run.pid), 'SIGWINCH', '0', '10000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const flood = spawn(process.execPath, [FLOOD, String(run.pid), 'SIGWINCH', '0', '10000'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
       await run.waitForLine(/^exiting$/);
       const exiting = performance.now();
@@ -198,21 +220,24 @@ describe('signals at start-up', () => {
     expect(withLabel(name)).toEqual([]);
   });
 
-  it.skipIf(!unshareWorks).each([10, 30, 60, 100])('as PID 1, SIGTERM %i ms after it can be caught: gsup gone within 2 s, nothing left', async (delay) => {
-    const name = label();
-    const run = gsupAsPid1(['--', 'node', PRINTER, '--label', name]);
-    let pid1: number | undefined;
-    await waitFor(() => (pid1 = hostPidOfPid1(run)) !== undefined, 'PID 1 to be forked', 2000);
-    // The clock starts when PID 1 can catch SIGTERM at all (Node's own start-up handler is in:
-    // its bit in SigCgt). Before that the kernel drops a SIGTERM to a namespace's init without
-    // a trace, for any program — gsup, tini or dumb-init alike.
-    await waitFor(() => catches(pid1!, 'SIGTERM'), 'PID 1 to have a SIGTERM handler', 5000);
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    process.kill(pid1!, 'SIGTERM');
-    const exit = await run.finished(2000);
-    expect(exit.code === 143 || exit.code === 0, JSON.stringify(exit)).toBe(true);
-    expect(withLabel(name)).toEqual([]);
-  });
+  it.skipIf(!unshareWorks).each([10, 30, 60, 100])(
+    'as PID 1, SIGTERM %i ms after it can be caught: gsup gone within 2 s, nothing left',
+    async (delay) => {
+      const name = label();
+      const run = gsupAsPid1(['--', 'node', PRINTER, '--label', name]);
+      let pid1: number | undefined;
+      await waitFor(() => (pid1 = hostPidOfPid1(run)) !== undefined, 'PID 1 to be forked', 2000);
+      // The clock starts when PID 1 can catch SIGTERM at all (Node's own start-up handler is in:
+      // its bit in SigCgt). Before that the kernel drops a SIGTERM to a namespace's init without
+      // a trace, for any program — gsup, tini or dumb-init alike.
+      await waitFor(() => catches(pid1!, 'SIGTERM'), 'PID 1 to have a SIGTERM handler', 5000);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      process.kill(pid1!, 'SIGTERM');
+      const exit = await run.finished(2000);
+      expect(exit.code === 143 || exit.code === 0, JSON.stringify(exit)).toBe(true);
+      expect(withLabel(name)).toEqual([]);
+    },
+  );
 
   // The window between seeing whether Node's start-up handler took a stop
   // signal and gsup's own handler going in, held open on purpose (a preload of
@@ -228,42 +253,51 @@ describe('signals at start-up', () => {
     return { run, name };
   };
 
-  it.skipIf(!unshareWorks)('as PID 1, a SIGTERM while the stop handlers are handed over (held open) is not lost: the command is never started, 143', async () => {
-    const { run, name } = await intoTheWindow({});
-    const exit = await run.finished(10_000);
-    expect(exit.code, run.transcript()).toBe(143);
-    expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
-    expect(run.count(/^ready /), run.transcript()).toBe(0);
-    expect(withLabel(name)).toEqual([]);
-  });
+  it.skipIf(!unshareWorks)(
+    'as PID 1, a SIGTERM while the stop handlers are handed over (held open) is not lost: the command is never started, 143',
+    async () => {
+      const { run, name } = await intoTheWindow({});
+      const exit = await run.finished(10_000);
+      expect(exit.code, run.transcript()).toBe(143);
+      expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
+      expect(run.count(/^ready /), run.transcript()).toBe(0);
+      expect(withLabel(name)).toEqual([]);
+    },
+  );
 
-  it.skipIf(!unshareWorks)('as PID 1 with -r TERM:USR1, the same SIGTERM is no stop signal: the command starts, and gets SIGUSR1', async () => {
-    const { run, name } = await intoTheWindow({}, ['-r', 'TERM:USR1']);
-    const hostPid = hostPidOfPid1(run)!;
-    await run.waitForLine(/\] SIGTERM \(as SIGUSR1\) → group \d+/, { stream: 'stderr' });
-    try {
-      process.kill(hostPid, 'SIGINT');
-    } catch {
-      // gone already: the SIGUSR1 came before node had a handler for it, and killed it, as it would any process
-    }
-    const exit = await run.finished(10_000);
-    // The app's own end on SIGINT, or (when a signal came before node had set a handler for it) 128+N.
-    expect([0, 130, 138], run.transcript()).toContain(exit.code);
-    expect(run.stderr.join('\n')).not.toMatch(/before the command started/);
-    expect(withLabel(name)).toEqual([]);
-  });
+  it.skipIf(!unshareWorks)(
+    'as PID 1 with -r TERM:USR1, the same SIGTERM is no stop signal: the command starts, and gets SIGUSR1',
+    async () => {
+      const { run, name } = await intoTheWindow({}, ['-r', 'TERM:USR1']);
+      const hostPid = hostPidOfPid1(run)!;
+      await run.waitForLine(/\] SIGTERM \(as SIGUSR1\) → group \d+/, { stream: 'stderr' });
+      try {
+        process.kill(hostPid, 'SIGINT');
+      } catch {
+        // gone already: the SIGUSR1 came before node had a handler for it, and killed it, as it would any process
+      }
+      const exit = await run.finished(10_000);
+      // The app's own end on SIGINT, or (when a signal came before node had set a handler for it) 128+N.
+      expect([0, 130, 138], run.transcript()).toContain(exit.code);
+      expect(run.stderr.join('\n')).not.toMatch(/before the command started/);
+      expect(withLabel(name)).toEqual([]);
+    },
+  );
 
-  it.skipIf(!unshareWorks)('as PID 1 without koffi (GSUP_FFI=0), the same SIGTERM is lost (the window the atomic hand-over closes): the command starts, and SIGTERM only then stops it', async () => {
-    const { run, name } = await intoTheWindow({ GSUP_FFI: '0' });
-    await run.ready(name);
-    const hostPid = hostPidOfPid1(run)!;
-    expect(run.count(/^signal: /), run.transcript()).toBe(0);
-    process.kill(hostPid, 'SIGTERM');
-    const exit = await run.finished(10_000);
-    expect(exit.code, run.transcript()).toBe(0);
-    expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
-    expect(withLabel(name)).toEqual([]);
-  });
+  it.skipIf(!unshareWorks)(
+    'as PID 1 without koffi (GSUP_FFI=0), the same SIGTERM is lost (the window the atomic hand-over closes): the command starts, and SIGTERM only then stops it',
+    async () => {
+      const { run, name } = await intoTheWindow({ GSUP_FFI: '0' });
+      await run.ready(name);
+      const hostPid = hostPidOfPid1(run)!;
+      expect(run.count(/^signal: /), run.transcript()).toBe(0);
+      process.kill(hostPid, 'SIGTERM');
+      const exit = await run.finished(10_000);
+      expect(exit.code, run.transcript()).toBe(0);
+      expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
+      expect(withLabel(name)).toEqual([]);
+    },
+  );
 });
 
 describe('nested inits', () => {
@@ -284,18 +318,21 @@ describe('nested inits', () => {
     ['dumb-init -- gsup -- app', ['dumb-init', '--', process.execPath, GSUP, '--', ...app], has('dumb-init')],
   ];
   for (const [name, command, available] of chains) {
-    it.skipIf(!available)(`${name}: SIGUSR1, then SIGTERM to the outer one: the app gets each exactly once${available ? '' : ' (skipped: not installed)'}`, async () => {
-      const run = new Run(command[0], command.slice(1));
-      await run.ready();
-      process.kill(run.pid, 'SIGUSR1');
-      await run.waitForLine(/^signal: SIGUSR1 /);
-      process.kill(run.pid, 'SIGTERM');
-      const exit = await run.finished(5000);
-      expect(exit.code, run.transcript()).toBe(0);
-      expect(run.count(/^signal: SIGUSR1 /), run.transcript()).toBe(1);
-      expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
-      expect(run.count(/^clean exit /)).toBe(1);
-      expect(leftovers(run)).toEqual([]);
-    });
+    it.skipIf(!available)(
+      `${name}: SIGUSR1, then SIGTERM to the outer one: the app gets each exactly once${available ? '' : ' (skipped: not installed)'}`,
+      async () => {
+        const run = new Run(command[0], command.slice(1));
+        await run.ready();
+        process.kill(run.pid, 'SIGUSR1');
+        await run.waitForLine(/^signal: SIGUSR1 /);
+        process.kill(run.pid, 'SIGTERM');
+        const exit = await run.finished(5000);
+        expect(exit.code, run.transcript()).toBe(0);
+        expect(run.count(/^signal: SIGUSR1 /), run.transcript()).toBe(1);
+        expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
+        expect(run.count(/^clean exit /)).toBe(1);
+        expect(leftovers(run)).toEqual([]);
+      },
+    );
   }
 });

@@ -37,11 +37,14 @@ describe.skipIf(!unshareWorks)('a preload in NODE_OPTIONS, gsup as PID 1', () =>
     expect(run.count(/^signal: SIGTERM /), run.transcript()).toBe(1);
     expect(run.count(/^clean exit/)).toBe(1);
     // Loaded in gsup's first image, then the app's (pid 2 and up); the preload's handler heard it only in the app.
-    expect(run.stderr.filter((line) => /^preload: SIGTERM \(pid: 1\)/.test(line)), run.transcript()).toEqual([]);
+    expect(
+      run.stderr.filter((line) => /^preload: SIGTERM \(pid: 1\)/.test(line)),
+      run.transcript(),
+    ).toEqual([]);
     expect(run.stderr.filter((line) => /^preload: SIGTERM /.test(line))).toHaveLength(1);
   });
 
-  it('a preload on gsup\'s own node command line (node -r …, kept: it is not the app\'s): its SIGTERM handle does not leave gsup deaf', async () => {
+  it("a preload on gsup's own node command line (node -r …, kept: it is not the app's): its SIGTERM handle does not leave gsup deaf", async () => {
     const run = gsupAsPid1(['--', 'node', PRINTER], { node: ['--require', PRELOAD] });
     await run.ready();
     process.kill(await pid1(run), 'SIGTERM');
@@ -53,21 +56,25 @@ describe.skipIf(!unshareWorks)('a preload in NODE_OPTIONS, gsup as PID 1', () =>
   it.each([
     ['listens for SIGTERM', {}],
     ['has no signal handler', { PRELOAD_NO_HANDLER: '1' }],
-  ])('a SIGTERM while a preload that %s is still loading is not lost: the command is never started, 143', async (_, extra) => {
-    const run = gsupAsPid1(['-v', '--', 'node', PRINTER], { env: preloaded({ PRELOAD_HOLD_MS: '1500', ...extra }) });
-    await run.waitForLine(/^preload holding \(pid: 1\)$/, { stream: 'stderr', timeoutMs: 10_000 });
-    process.kill(await pid1(run), 'SIGTERM');
-    const exit = await run.finished(10_000);
-    expect(exit.code, run.transcript()).toBe(143);
-    expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
-    expect(run.count(/^ready /), run.transcript()).toBe(0);
-  });
+  ])(
+    'a SIGTERM while a preload that %s is still loading is not lost: the command is never started, 143',
+    async (_, extra) => {
+      const run = gsupAsPid1(['-v', '--', 'node', PRINTER], { env: preloaded({ PRELOAD_HOLD_MS: '1500', ...extra }) });
+      await run.waitForLine(/^preload holding \(pid: 1\)$/, { stream: 'stderr', timeoutMs: 10_000 });
+      process.kill(await pid1(run), 'SIGTERM');
+      const exit = await run.finished(10_000);
+      expect(exit.code, run.transcript()).toBe(143);
+      expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
+      expect(run.count(/^ready /), run.transcript()).toBe(0);
+    },
+  );
 });
 
-describe('NODE_OPTIONS stays the app\'s', () => {
+describe("NODE_OPTIONS stays the app's", () => {
   it('the command gets NODE_OPTIONS unchanged, and gsup itself runs without it', async () => {
     const options = `--require ${PRELOAD} --max-old-space-size=100`;
-    const script = 'console.log("options:", process.env.NODE_OPTIONS, "apart:", process.env.GSUP_APART); process.on("SIGTERM", () => process.exit(0)); setInterval(() => {}, 1000)';
+    const script =
+      'console.log("options:", process.env.NODE_OPTIONS, "apart:", process.env.GSUP_APART); process.on("SIGTERM", () => process.exit(0)); setInterval(() => {}, 1000)';
     const run = gsup(['--', 'node', '-e', script], { env: { NODE_OPTIONS: options } });
     await run.waitForLine(/^options: /);
     expect(run.stdout[0]).toBe(`options: ${options} apart: undefined`);
@@ -87,19 +94,25 @@ describe('NODE_OPTIONS stays the app\'s', () => {
     },
   );
 
-  it('--inspect in NODE_OPTIONS: the port is the app\'s, gsup holds none', async () => {
+  it("--inspect in NODE_OPTIONS: the port is the app's, gsup holds none", async () => {
     const port = await freePort();
     const script = 'console.log("inspector:", require("node:inspector").url() ?? "none")';
     const run = gsup(['--', 'node', '-e', script], { env: { NODE_OPTIONS: `--inspect=127.0.0.1:${port}` } });
     const exit = await run.finished(10_000);
     expect(exit.code, run.transcript()).toBe(0);
-    expect(run.stdout.find((line) => line.startsWith('inspector:')), run.transcript()).toMatch(new RegExp(`^inspector: ws://127\\.0\\.0\\.1:${port}/`));
+    expect(
+      run.stdout.find((line) => line.startsWith('inspector:')),
+      run.transcript(),
+    ).toMatch(new RegExp(`^inspector: ws://127\\.0\\.0\\.1:${port}/`));
   });
 
   it('without koffi (GSUP_FFI=0) gsup cannot start again apart: it says so once, and still forwards SIGTERM once', async () => {
     const run = gsup(['--', 'node', PRINTER], { env: preloaded({ GSUP_FFI: '0' }) });
     await run.ready();
-    expect(run.stderr.filter((line) => /NODE_OPTIONS is gsup's too \(GSUP_FFI=0\)/.test(line)), run.transcript()).toHaveLength(1);
+    expect(
+      run.stderr.filter((line) => /NODE_OPTIONS is gsup's too \(GSUP_FFI=0\)/.test(line)),
+      run.transcript(),
+    ).toHaveLength(1);
     run.signal('SIGTERM');
     expect((await run.finished()).code).toBe(0);
     expect(run.count(/^signal: SIGTERM /)).toBe(1);

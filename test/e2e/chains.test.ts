@@ -19,21 +19,24 @@ describe.each([
   { name: 'npx tsx', command: ['npx', 'tsx', APP_TS] },
   { name: 'npm exec tsx', command: ['npm', 'exec', 'tsx', '--', APP_TS] },
 ])('gsup -- $name fixtures/app.ts', ({ command }) => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s: the app gets it once, cleans up, and gsup exits after it', async (signal) => {
-    const done = markerPath();
-    const run = gsup(['--', ...command, '--cleanup', '500', '--marker', done]);
-    const app = await run.ready('app');
-    run.signal(signal);
-    const exit = await run.finished();
-    expect(existsSync(done)).toBe(true);
-    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
-    expect(run.count(/^signal: /)).toBe(1);
-    expect(run.count(/^clean exit/)).toBe(1);
-    expect(isAlive(app)).toBe(false);
-    // SIGTERM: npm dies of it at once, and gsup reaps the app's 0; SIGINT: npm waits, then dies of it (130).
-    expect(exit.code).toBe(signal === 'SIGTERM' ? 0 : 130);
-    expect(leftovers(run)).toEqual([]);
-  });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s: the app gets it once, cleans up, and gsup exits after it',
+    async (signal) => {
+      const done = markerPath();
+      const run = gsup(['--', ...command, '--cleanup', '500', '--marker', done]);
+      const app = await run.ready('app');
+      run.signal(signal);
+      const exit = await run.finished();
+      expect(existsSync(done)).toBe(true);
+      expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
+      expect(run.count(/^signal: /)).toBe(1);
+      expect(run.count(/^clean exit/)).toBe(1);
+      expect(isAlive(app)).toBe(false);
+      // SIGTERM: npm dies of it at once, and gsup reaps the app's 0; SIGINT: npm waits, then dies of it (130).
+      expect(exit.code).toBe(signal === 'SIGTERM' ? 0 : 130);
+      expect(leftovers(run)).toEqual([]);
+    },
+  );
 
   it('SIGTERM, then SIGINT during the cleanup: the app gets each once (tsx relays neither a second time)', async () => {
     const run = gsup(['--', ...command, '--cleanup', '2000']);
@@ -64,7 +67,9 @@ describe('without gsup', () => {
     expect(related([app]).map((proc) => proc.pid)).toContain(app);
     // What npx left (tsx and the app under it) is this test's to end.
     const tsx = readProc(app)!.ppid;
-    const left = [app, ...(readFileSync(`/proc/${tsx}/cmdline`, 'latin1').includes('tsx') ? [tsx] : [])].filter(isAlive);
+    const left = [app, ...(readFileSync(`/proc/${tsx}/cmdline`, 'latin1').includes('tsx') ? [tsx] : [])].filter(
+      isAlive,
+    );
     for (const pid of left) process.kill(pid, 'SIGKILL');
     await waitFor(() => left.every((pid) => !isAlive(pid)), 'what npx left to be gone');
   });

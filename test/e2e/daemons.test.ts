@@ -32,7 +32,9 @@ describe('subreaper (Linux, not PID 1)', () => {
     run.signal('SIGTERM');
     await run.finished();
     expect(run.count(/^signal: SIGTERM .*daemon\)/)).toBe(1);
-    expect(run.stderr.join('\n')).toMatch(new RegExp(`1 killed: ${daemon} \\(\\S*node .*printer\\.js --label daemon --ignore-stop\\)`));
+    expect(run.stderr.join('\n')).toMatch(
+      new RegExp(`1 killed: ${daemon} \\(\\S*node .*printer\\.js --label daemon --ignore-stop\\)`),
+    );
     expect(isAlive(daemon)).toBe(false);
   });
 
@@ -124,20 +126,23 @@ describe('--on-exit auto with daemons', () => {
 });
 
 describe('foreign processes', () => {
-  it.each(['child', 'group', 'tree'])('--target %s: a process that shares gsup’s own group but is not its own is never signalled', async (target) => {
-    // Both are children of this test worker, so both are in its process group.
-    const foreign = new Run(process.execPath, [fixture('printer.js'), '--label', 'foreign']);
-    await foreign.ready('foreign');
-    const run = gsup(['--target', target, '--', 'node', fixture('printer.js')]);
-    await run.ready();
-    expect(readProc(foreign.pid)?.pgid).toBe(readProc(run.pid)?.pgid);
-    run.signal('SIGUSR1');
-    await run.waitForLine(/^signal: SIGUSR1 /);
-    run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(0);
-    expect(foreign.stdout.filter((line) => line.startsWith('signal:'))).toEqual([]);
-    expect(isAlive(foreign.pid)).toBe(true);
-    foreign.signal('SIGTERM');
-    await foreign.finished();
-  });
+  it.each(['child', 'group', 'tree'])(
+    '--target %s: a process that shares gsup’s own group but is not its own is never signalled',
+    async (target) => {
+      // Both are children of this test worker, so both are in its process group.
+      const foreign = new Run(process.execPath, [fixture('printer.js'), '--label', 'foreign']);
+      await foreign.ready('foreign');
+      const run = gsup(['--target', target, '--', 'node', fixture('printer.js')]);
+      await run.ready();
+      expect(readProc(foreign.pid)?.pgid).toBe(readProc(run.pid)?.pgid);
+      run.signal('SIGUSR1');
+      await run.waitForLine(/^signal: SIGUSR1 /);
+      run.signal('SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+      expect(foreign.stdout.filter((line) => line.startsWith('signal:'))).toEqual([]);
+      expect(isAlive(foreign.pid)).toBe(true);
+      foreign.signal('SIGTERM');
+      await foreign.finished();
+    },
+  );
 });

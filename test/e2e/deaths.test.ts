@@ -90,56 +90,64 @@ if (typeof cgroup === 'string') removeCgroup(cgroup); // each test makes its own
 
 describe('deaths explained', () => {
   const commandOom = 'the command OOM-killed in a 256 MiB cgroup: one warning (limit, peak), in the termination log';
-  it.skipIf(skipOom)(commandOom, async () => {
-    const dir = memoryCgroup() as string;
-    const log = join(tempDir().path, 'termination-log');
-    cleanups.push(() => rmSync(log, { force: true }));
-    const run = gsupIn(dir, ['--termination-log', log, '--', process.execPath, HOG]);
-    const pid = await run.ready('hog');
-    expect(await run.finished(30_000)).toEqual({ code: 137, signal: null });
-    const lines = run.stderr.filter((line) => OOM_LINE.test(line));
-    expect(lines).toHaveLength(1);
-    const said = "was killed by the kernel's OOM killer \\(memory cgroup limit 256 MiB, peak \\d";
-    expect(lines[0]).toMatch(new RegExp(`^\\[gsup\\] the command \\(pid ${pid}: .*hog\\.js\\) ${said}`));
-    const message = readFileSync(log, 'utf8');
-    expect(message.split('\n')[0]).toBe(lines[0].replace('[gsup] ', ''));
-    expect(message).toMatch(/\ngsup exited 137: the command died of signal SIGKILL\n$/);
-    expect(Buffer.byteLength(message)).toBeLessThanOrEqual(4096);
-  }, 40_000);
+  it.skipIf(skipOom)(
+    commandOom,
+    async () => {
+      const dir = memoryCgroup() as string;
+      const log = join(tempDir().path, 'termination-log');
+      cleanups.push(() => rmSync(log, { force: true }));
+      const run = gsupIn(dir, ['--termination-log', log, '--', process.execPath, HOG]);
+      const pid = await run.ready('hog');
+      expect(await run.finished(30_000)).toEqual({ code: 137, signal: null });
+      const lines = run.stderr.filter((line) => OOM_LINE.test(line));
+      expect(lines).toHaveLength(1);
+      const said = "was killed by the kernel's OOM killer \\(memory cgroup limit 256 MiB, peak \\d";
+      expect(lines[0]).toMatch(new RegExp(`^\\[gsup\\] the command \\(pid ${pid}: .*hog\\.js\\) ${said}`));
+      const message = readFileSync(log, 'utf8');
+      expect(message.split('\n')[0]).toBe(lines[0].replace('[gsup] ', ''));
+      expect(message).toMatch(/\ngsup exited 137: the command died of signal SIGKILL\n$/);
+      expect(Buffer.byteLength(message)).toBeLessThanOrEqual(4096);
+    },
+    40_000,
+  );
 
   const orphanOom = 'an orphan OOM-killed: reaped, named by pid, counted in gsup_oom_kills_total (promtool clean)';
-  it.skipIf(skipOom)(orphanOom, async () => {
-    const dir = memoryCgroup() as string;
-    const port = await freePort();
-    const log = join(tempDir().path, 'termination-log');
-    cleanups.push(() => rmSync(log, { force: true }));
-    // The hog is orphaned at once (its subshell exits): it comes to gsup, the subreaper, which reaps it.
-    const script = `("$0" "${HOG}" &); exec "$0" "${PRINTER}"`;
-    const options = ['--status-port', String(port), '--termination-log', log];
-    const run = gsupIn(dir, [...options, '--', 'sh', '-c', script, process.execPath]);
-    const hog = await run.ready('hog');
-    await run.ready();
-    const oom = new RegExp(`^\\[gsup\\] pid ${hog} \\(.*\\) was killed by the kernel's OOM killer`);
-    await run.waitForLine(oom, { stream: 'stderr', timeoutMs: 30_000 });
-    const metrics = await get(port, '/metrics');
-    expect(metrics).toMatch(/^# TYPE gsup_oom_kills_total counter$/m);
-    expect(metrics).toMatch(/^gsup_oom_kills_total 1$/m);
-    try {
-      execFileSync('promtool', ['--version'], { stdio: 'ignore' });
-      execFileSync('promtool', ['check', 'metrics'], { input: metrics, stdio: ['pipe', 'pipe', 'pipe'] });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      console.log('promtool check skipped: promtool is not installed');
-    }
-    run.signal('SIGTERM');
-    expect(await run.finished()).toEqual({ code: 0, signal: null });
-    expect(run.stderr.filter((line) => OOM_LINE.test(line))).toHaveLength(1);
-    const message = readFileSync(log, 'utf8');
-    expect(message).toMatch(new RegExp(`^pid ${hog} \\(.*\\) was killed by the kernel's OOM killer`));
-    expect(message).toMatch(/\nSIGTERM received: stopping the tree/);
-    expect(message).toMatch(/\nstopped in .*: 1 exited by themselves, 0 killed\n/);
-    expect(message).toMatch(/\ngsup exited 0: the command exited with code 0\n$/);
-  }, 40_000);
+  it.skipIf(skipOom)(
+    orphanOom,
+    async () => {
+      const dir = memoryCgroup() as string;
+      const port = await freePort();
+      const log = join(tempDir().path, 'termination-log');
+      cleanups.push(() => rmSync(log, { force: true }));
+      // The hog is orphaned at once (its subshell exits): it comes to gsup, the subreaper, which reaps it.
+      const script = `("$0" "${HOG}" &); exec "$0" "${PRINTER}"`;
+      const options = ['--status-port', String(port), '--termination-log', log];
+      const run = gsupIn(dir, [...options, '--', 'sh', '-c', script, process.execPath]);
+      const hog = await run.ready('hog');
+      await run.ready();
+      const oom = new RegExp(`^\\[gsup\\] pid ${hog} \\(.*\\) was killed by the kernel's OOM killer`);
+      await run.waitForLine(oom, { stream: 'stderr', timeoutMs: 30_000 });
+      const metrics = await get(port, '/metrics');
+      expect(metrics).toMatch(/^# TYPE gsup_oom_kills_total counter$/m);
+      expect(metrics).toMatch(/^gsup_oom_kills_total 1$/m);
+      try {
+        execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+        execFileSync('promtool', ['check', 'metrics'], { input: metrics, stdio: ['pipe', 'pipe', 'pipe'] });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        console.log('promtool check skipped: promtool is not installed');
+      }
+      run.signal('SIGTERM');
+      expect(await run.finished()).toEqual({ code: 0, signal: null });
+      expect(run.stderr.filter((line) => OOM_LINE.test(line))).toHaveLength(1);
+      const message = readFileSync(log, 'utf8');
+      expect(message).toMatch(new RegExp(`^pid ${hog} \\(.*\\) was killed by the kernel's OOM killer`));
+      expect(message).toMatch(/\nSIGTERM received: stopping the tree/);
+      expect(message).toMatch(/\nstopped in .*: 1 exited by themselves, 0 killed\n/);
+      expect(message).toMatch(/\ngsup exited 0: the command exited with code 0\n$/);
+    },
+    40_000,
+  );
 
   it('a SIGKILL from outside is said so, not blamed on the OOM killer', async () => {
     const port = await freePort();
@@ -149,7 +157,7 @@ describe('deaths explained', () => {
     const pid = await run.ready();
     process.kill(pid, 'SIGKILL');
     expect(await run.finished()).toEqual({ code: 137, signal: null });
-    const said = ownCount ? 'from outside \\(the cgroup\'s OOM count did not rise\\)' : 'gsup did not send';
+    const said = ownCount ? "from outside \\(the cgroup's OOM count did not rise\\)" : 'gsup did not send';
     const line = new RegExp(`^\\[gsup\\] the command \\(pid ${pid}: .*printer\\.js\\) was killed by SIGKILL ${said}`);
     expect(run.stderr.filter((text) => line.test(text))).toHaveLength(1);
     expect(run.stderr.join('\n')).not.toMatch(OOM_LINE);
@@ -178,7 +186,7 @@ describe('deaths explained', () => {
 });
 
 describe('--termination-log', () => {
-  it('GSUP_TERMINATION_LOG: the command\'s status, written once at the end, replacing what was there', async () => {
+  it("GSUP_TERMINATION_LOG: the command's status, written once at the end, replacing what was there", async () => {
     const dir = tempDir();
     cleanups.push(dir.remove);
     const log = join(dir.path, 'termination-log');
@@ -199,7 +207,7 @@ describe('--termination-log', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('a write that fails at the end is one warning; the exit status stays the command\'s', async () => {
+  it("a write that fails at the end is one warning; the exit status stays the command's", async () => {
     const dir = tempDir();
     const sub = join(dir.path, 'sub');
     mkdirSync(sub);

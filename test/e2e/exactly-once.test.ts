@@ -10,8 +10,22 @@ afterEach(() => {
 
 // Every signal gsup forwards, but the stop signals and job control (tested apart).
 const FORWARDED = [
-  'SIGHUP', 'SIGQUIT', 'SIGTRAP', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE', 'SIGALRM', 'SIGWINCH', 'SIGURG',
-  'SIGVTALRM', 'SIGPROF', 'SIGXCPU', 'SIGIO', 'SIGPWR', 'SIGSYS', 'SIGCONT',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGTRAP',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGPIPE',
+  'SIGALRM',
+  'SIGWINCH',
+  'SIGURG',
+  'SIGVTALRM',
+  'SIGPROF',
+  'SIGXCPU',
+  'SIGIO',
+  'SIGPWR',
+  'SIGSYS',
+  'SIGCONT',
 ] as const;
 
 // The shell layer of `sh -c 'app; true'` must survive the signals it gets too.
@@ -68,7 +82,8 @@ describe('the default target (group)', () => {
     // The engine itself (no CLI), as the library runs it: no test hook in what users run.
     const handle = supervise('sh', ['-c', SHELL], { platform: posixPlatform, stdio: 'pipe' });
     const lines: string[] = [];
-    const seen = (pattern: RegExp) => waitFor(() => lines.some((line) => pattern.test(line)), `a line matching ${pattern}`);
+    const seen = (pattern: RegExp) =>
+      waitFor(() => lines.some((line) => pattern.test(line)), `a line matching ${pattern}`);
     handle.stdout!.setEncoding('utf8').on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
     try {
       await seen(/^ready /);

@@ -17,7 +17,10 @@ describe('the command runs as if started directly', () => {
   it('keeps the environment and the working directory', async () => {
     const dir = tempDir();
     try {
-      const run = gsup(['--', 'sh', '-c', 'echo "$GSUP_TEST_VALUE"; pwd'], { env: { GSUP_TEST_VALUE: 'kept' }, cwd: dir.path });
+      const run = gsup(['--', 'sh', '-c', 'echo "$GSUP_TEST_VALUE"; pwd'], {
+        env: { GSUP_TEST_VALUE: 'kept' },
+        cwd: dir.path,
+      });
       expect((await run.finished()).code).toBe(0);
       expect(run.stdout).toEqual(['kept', dir.path]);
     } finally {
@@ -77,7 +80,10 @@ describe('exit status', () => {
   });
 
   it('sh -c without exec, SIGINT: dash waits for the app, then dies of SIGINT itself: 130 (-e 130 maps it)', async () => {
-    for (const [args, status] of [[[], 130], [['-e', '130'], 0]] as const) {
+    for (const [args, status] of [
+      [[], 130],
+      [['-e', '130'], 0],
+    ] as const) {
       const run = gsup([...args, '--', 'sh', '-c', `node ${PRINTER} --cleanup 100; echo after`]);
       await run.ready();
       run.signal('SIGINT');
@@ -132,6 +138,8 @@ describe('exit status', () => {
     expect(missing.stderr).toEqual(['gsup: no-such-command-gsup: command not found']);
     const help = gsup(['--help']);
     await help.finished();
-    expect(help.stdout.join(' ').replace(/\s+/g, ' ')).toContain("exit 0 when gsup would exit with this code (the command's, or 127 for a missing one)");
+    expect(help.stdout.join(' ').replace(/\s+/g, ' ')).toContain(
+      "exit 0 when gsup would exit with this code (the command's, or 127 for a missing one)",
+    );
   });
 });

@@ -2,7 +2,18 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GSUP, PRINTER, ROOT, Run, fixture, gsup, killEverything, leftovers, tempDir, unshareWorks } from '../helpers/gsup.js';
+import {
+  GSUP,
+  PRINTER,
+  ROOT,
+  Run,
+  fixture,
+  gsup,
+  killEverything,
+  leftovers,
+  tempDir,
+  unshareWorks,
+} from '../helpers/gsup.js';
 import { allProcs, isAlive, readProc, waitFor } from '../helpers/proc.js';
 
 const commandLine = (pid: number): string => {
@@ -22,29 +33,38 @@ afterEach(() => {
 const isRoot = process.getuid?.() === 0;
 
 describe('a pm2 God daemon someone else started, after gsup, in the same PM2_HOME', () => {
-  it.each([[[]], [['--no-subreaper']]])('gsup %j: never signalled, never waited for, and said so at -v', async (flags) => {
-    const home = tempDir();
-    // A chain (sh, then the app), so the stop's look finds processes that joined: the pm2 look runs.
-    const run = gsup(['-v', ...flags, '--', 'sh', '-c', `node ${PRINTER}; exit $?`], { env: { PM2_HOME: home.path } });
-    await run.ready();
-    // Another terminal's `pm2 start`: its daemon leads a session of its own, outside gsup's tree.
-    // (The padding argument makes room for pm2's title: Linux keeps it within the original argv.)
-    const god = new Run('setsid', [process.execPath, fixture('fake-god.js'), '-'.repeat(200)], { env: { PM2_HOME: home.path } });
-    const godPid = await god.ready('god');
-    try {
-      run.signal('SIGTERM');
-      expect([0, 143]).toContain((await run.finished()).code);
-      expect(run.count(/^signal: SIGTERM /)).toBe(1);
-      god.signal('SIGUSR2'); // a sign of life: any signal gsup sent arrived before it
-      await god.waitForLine(/^signal: SIGUSR2 /);
-      expect(god.count(/^signal: /), god.transcript()).toBe(1);
-      expect(run.stderr.join("\n"), run.transcript()).toContain(`pm2 God daemon ${godPid} (PM2_HOME ${home.path}) is not ours`);
-    } finally {
-      god.child.kill('SIGKILL');
-      await god.finished();
-      home.remove();
-    }
-  });
+  it.each([[[]], [['--no-subreaper']]])(
+    'gsup %j: never signalled, never waited for, and said so at -v',
+    async (flags) => {
+      const home = tempDir();
+      // A chain (sh, then the app), so the stop's look finds processes that joined: the pm2 look runs.
+      const run = gsup(['-v', ...flags, '--', 'sh', '-c', `node ${PRINTER}; exit $?`], {
+        env: { PM2_HOME: home.path },
+      });
+      await run.ready();
+      // Another terminal's `pm2 start`: its daemon leads a session of its own, outside gsup's tree.
+      // (The padding argument makes room for pm2's title: Linux keeps it within the original argv.)
+      const god = new Run('setsid', [process.execPath, fixture('fake-god.js'), '-'.repeat(200)], {
+        env: { PM2_HOME: home.path },
+      });
+      const godPid = await god.ready('god');
+      try {
+        run.signal('SIGTERM');
+        expect([0, 143]).toContain((await run.finished()).code);
+        expect(run.count(/^signal: SIGTERM /)).toBe(1);
+        god.signal('SIGUSR2'); // a sign of life: any signal gsup sent arrived before it
+        await god.waitForLine(/^signal: SIGUSR2 /);
+        expect(god.count(/^signal: /), god.transcript()).toBe(1);
+        expect(run.stderr.join('\n'), run.transcript()).toContain(
+          `pm2 God daemon ${godPid} (PM2_HOME ${home.path}) is not ours`,
+        );
+      } finally {
+        god.child.kill('SIGKILL');
+        await god.finished();
+        home.remove();
+      }
+    },
+  );
 });
 
 describe('a process of the tree that calls itself a pm2 God daemon (its own session, pm2’s title)', () => {
@@ -57,7 +77,8 @@ describe('a process of the tree that calls itself a pm2 God daemon (its own sess
     const dir = tempDir();
     const record = join(dir.path, 'pm2-runs');
     // A pm2 that writes down each run of it: its arguments and PM2_HOME.
-    const fake = `#!/usr/bin/env node\nrequire('fs').appendFileSync(${JSON.stringify(record)}, ` +
+    const fake =
+      `#!/usr/bin/env node\nrequire('fs').appendFileSync(${JSON.stringify(record)}, ` +
       'JSON.stringify([process.argv.slice(2), process.env.PM2_HOME]) + "\\n");\n';
     const project = join(dir.path, 'project');
     for (const bin of [join(dir.path, 'bin'), join(project, 'node_modules', '.bin')]) {
@@ -93,7 +114,11 @@ describe('a process of the tree that calls itself a pm2 God daemon (its own sess
 
 describe.skipIf(!unshareWorks || !isRoot)('the command’s pid outlives the command (PID namespace, ns_last_pid)', () => {
   it('a stranger that reuses the exited command’s pid and session id is neither signalled nor waited for', async () => {
-    const run = new Run('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, fixture('reuse-driver.js'), GSUP], { namespaced: true });
+    const run = new Run(
+      'unshare',
+      ['--pid', '--fork', '--mount-proc', process.execPath, fixture('reuse-driver.js'), GSUP],
+      { namespaced: true },
+    );
     await run.finished(20_000);
     const seen = run.stdout.join('\n');
     const [, strangerPid, commandPid] = /^stranger (\d+) command (\d+)$/m.exec(seen) ?? [];
@@ -126,46 +151,72 @@ describe('$PM2_HOME/pm2.pid that would block a read', () => {
 
 describe('native code is loaded only from gsup’s package, never through a resolution that walks up', () => {
   const binary = `@koromix/koffi-${process.platform}-${process.arch}`;
-  it.skipIf(!existsSync(join(ROOT, 'node_modules', binary)))('a clone whose own binary is missing maps none: not one planted beside it, not one koffi’s resolution finds', async () => {
-    const dir = tempDir();
-    try {
-      // A clone in a folder anyone may write to: gsup's files, koffi's loader but not its binary.
-      const clone = join(dir.path, 'gsup');
-      for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(clone, part), { recursive: true });
-      mkdirSync(join(clone, 'node_modules'));
-      symlinkSync(join(ROOT, 'node_modules/koffi'), join(clone, 'node_modules/koffi'));
-      const planted = join(dir.path, binary, `${process.platform}_${process.arch}`);
-      mkdirSync(planted, { recursive: true });
-      copyFileSync(join(ROOT, 'node_modules', binary, `${process.platform}_${process.arch}`, 'koffi.node'), join(planted, 'koffi.node'));
-      const run = new Run(process.execPath, [join(clone, 'bin/gsup.cjs'), '--', 'node', PRINTER]); // as subreaper: koffi is loaded before the spawn
-      await run.ready();
-      const maps = readFileSync(`/proc/${run.pid}/maps`, 'latin1');
-      expect(maps).not.toContain(planted);
-      // koffi's own loader, reached through the clone's node_modules/koffi, would find the real one (it resolves from its
-      // real path, upwards): gsup never asks it. It runs without koffi, and says so (no subreaper, no pidfds).
-      expect(maps).not.toContain(join(ROOT, 'node_modules', binary));
-      expect(run.stderr.join('\n'), run.transcript()).toMatch(/koffi could not be loaded \(no koffi binary for /);
-      run.signal('SIGTERM');
-      expect((await run.finished()).code).toBe(0);
-    } finally {
-      dir.remove();
-    }
-  });
+  it.skipIf(!existsSync(join(ROOT, 'node_modules', binary)))(
+    'a clone whose own binary is missing maps none: not one planted beside it, not one koffi’s resolution finds',
+    async () => {
+      const dir = tempDir();
+      try {
+        // A clone in a folder anyone may write to: gsup's files, koffi's loader but not its binary.
+        const clone = join(dir.path, 'gsup');
+        for (const part of ['bin', 'dist', 'package.json'])
+          cpSync(join(ROOT, part), join(clone, part), { recursive: true });
+        mkdirSync(join(clone, 'node_modules'));
+        symlinkSync(join(ROOT, 'node_modules/koffi'), join(clone, 'node_modules/koffi'));
+        const planted = join(dir.path, binary, `${process.platform}_${process.arch}`);
+        mkdirSync(planted, { recursive: true });
+        copyFileSync(
+          join(ROOT, 'node_modules', binary, `${process.platform}_${process.arch}`, 'koffi.node'),
+          join(planted, 'koffi.node'),
+        );
+        const run = new Run(process.execPath, [join(clone, 'bin/gsup.cjs'), '--', 'node', PRINTER]); // as subreaper: koffi is loaded before the spawn
+        await run.ready();
+        const maps = readFileSync(`/proc/${run.pid}/maps`, 'latin1');
+        expect(maps).not.toContain(planted);
+        // koffi's own loader, reached through the clone's node_modules/koffi, would find the real one (it resolves from its
+        // real path, upwards): gsup never asks it. It runs without koffi, and says so (no subreaper, no pidfds).
+        expect(maps).not.toContain(join(ROOT, 'node_modules', binary));
+        expect(run.stderr.join('\n'), run.transcript()).toMatch(/koffi could not be loaded \(no koffi binary for /);
+        run.signal('SIGTERM');
+        expect((await run.finished()).code).toBe(0);
+      } finally {
+        dir.remove();
+      }
+    },
+  );
 });
 
 describe('health probes bounded by their timeout', () => {
   it('a probe that leaves a child holding its output keeps its schedule; what it left is the tree’s and stopped with it', async () => {
     // A duration no other test uses: its processes can be told apart on the machine.
     const probe = 'setsid sleep 31.7 & exit 0';
-    const run = gsup(['-v', '--health-cmd', probe, '--health-interval', '200ms', '--health-timeout', '500ms', '--', 'node', PRINTER]);
+    const run = gsup([
+      '-v',
+      '--health-cmd',
+      probe,
+      '--health-interval',
+      '200ms',
+      '--health-timeout',
+      '500ms',
+      '--',
+      'node',
+      PRINTER,
+    ]);
     await run.ready();
     // On a probe that waited for its output to close, the first round would last 31.7 s.
-    await waitFor(() => run.stderr.filter((line) => line.includes('health check passed')).length >= 4, 'four rounds', 5000);
+    await waitFor(
+      () => run.stderr.filter((line) => line.includes('health check passed')).length >= 4,
+      'four rounds',
+      5000,
+    );
     run.signal('SIGTERM');
     expect((await run.finished()).code).toBe(0);
     expect(leftovers(run)).toEqual([]);
     // Each sleep died with its probe's group (SIGKILL at the probe's exit) or, once it had left it, with the tree.
-    await waitFor(() => !allProcs().some((proc) => proc.state !== 'Z' && commandLine(proc.pid) === 'sleep 31.7'), 'no sleep of the probes to be left', 2000);
+    await waitFor(
+      () => !allProcs().some((proc) => proc.state !== 'Z' && commandLine(proc.pid) === 'sleep 31.7'),
+      'no sleep of the probes to be left',
+      2000,
+    );
   });
 });
 
@@ -207,7 +258,11 @@ describe('a start directory removed before gsup starts (getcwd fails)', () => {
     const run = new Run('sh', ['-c', line]);
     expect(await run.finished()).toEqual({ code: 0, signal: null });
     expect(run.stdout, run.transcript()).toEqual(['/', '/']);
-    expect(run.stderr.filter((text) => text.includes('the start directory is gone (getcwd: ENOENT): the command starts in /'))).toHaveLength(1);
+    expect(
+      run.stderr.filter((text) =>
+        text.includes('the start directory is gone (getcwd: ENOENT): the command starts in /'),
+      ),
+    ).toHaveLength(1);
   });
 });
 

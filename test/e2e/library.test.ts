@@ -75,9 +75,13 @@ describe("import { supervise } from 'gsup'", () => {
 
   it('refuses short signal names in rewrite (a rule that would never apply), before starting anything', () => {
     const short = new Map([['TERM', 'SIGINT']]) as unknown as Map<'SIGTERM', 'SIGINT'>;
-    expect(() => supervise('node', [PRINTER], { rewrite: short })).toThrow(new TypeError(`rewrite: "TERM" is not a signal name: use full names such as 'SIGTERM'`));
+    expect(() => supervise('node', [PRINTER], { rewrite: short })).toThrow(
+      new TypeError(`rewrite: "TERM" is not a signal name: use full names such as 'SIGTERM'`),
+    );
     const shortTo = new Map([['SIGTERM', 'INT']]) as unknown as Map<'SIGTERM', 'SIGINT'>;
-    expect(() => supervise('node', [PRINTER], { rewrite: shortTo })).toThrow(/rewrite: "INT" \(for SIGTERM\) is not a signal name/);
+    expect(() => supervise('node', [PRINTER], { rewrite: shortTo })).toThrow(
+      /rewrite: "INT" \(for SIGTERM\) is not a signal name/,
+    );
   });
 
   it('reports a kill and 128+9 when the kill timeout runs out', async () => {
@@ -90,7 +94,7 @@ describe("import { supervise } from 'gsup'", () => {
     expect(output.all.filter((line) => line.startsWith('signal: SIGINT'))).toHaveLength(1);
   });
 
-  it('durations: milliseconds or strings with units (killTimeout \'1s\' is a second)', async () => {
+  it("durations: milliseconds or strings with units (killTimeout '1s' is a second)", async () => {
     const options = { stdio: 'pipe', killTimeout: '1s', stopDelay: '500ms' } as const;
     const handle = supervise('node', [PRINTER, '--ignore-stop'], options);
     handles.push(handle);
@@ -110,7 +114,7 @@ describe("import { supervise } from 'gsup'", () => {
       [{ killTimeout: '1' }, 'killTimeout: "1" is no duration: a string needs a unit'],
       [{ stopDelay: '2 seconds' }, 'stopDelay: "2 seconds" is no duration: use e.g. 500ms, 10s, 1m30s or 1h'],
       [{ restartDelay: -5 }, 'restartDelay: -5 is no duration: milliseconds from 0 to 2147483647'],
-      [{ killTimeout: { s: 1 } }, "killTimeout: an object is no duration: a number of ms or a string with units"],
+      [{ killTimeout: { s: 1 } }, 'killTimeout: an object is no duration: a number of ms or a string with units'],
       [{ target: 'pgroup' }, `target: "pgroup" is not one of 'group', 'child', 'tree'`],
       [{ maxRestarts: 1.5 }, 'maxRestarts: 1.5 is not a whole number from 0'],
       [{ health: { url: 'http://127.0.0.1:1/' } }, 'health.maxAgeMs is missing: the library takes every field'],

@@ -19,7 +19,9 @@ describe('logs on stderr', () => {
   it('by default: the start of the stop and its summary, nothing else', async () => {
     const run = await stopOnce([]);
     expect(run.stderr).toHaveLength(2);
-    expect(run.stderr[0]).toMatch(/^\[gsup\] SIGTERM received: stopping the tree with SIGTERM \(kill timeout 8\.00s\)$/);
+    expect(run.stderr[0]).toMatch(
+      /^\[gsup\] SIGTERM received: stopping the tree with SIGTERM \(kill timeout 8\.00s\)$/,
+    );
     expect(run.stderr[1]).toMatch(/^\[gsup\] stopped in \d+ms: 1 exited by themselves, 0 killed$/);
   });
 

@@ -8,23 +8,34 @@ afterEach(() => {
 
 // The spawner starts a printer in its own process group, waits until it is
 // ready, and exits with the given code, leaving it behind.
-const leaveBehind = (code: number, ...extra: string[]) => ['node', fixture('spawner.js'), '--then', `exit:${code}`, ...extra];
+const leaveBehind = (code: number, ...extra: string[]) => [
+  'node',
+  fixture('spawner.js'),
+  '--then',
+  `exit:${code}`,
+  ...extra,
+];
 
 describe('when the command exits by itself', () => {
   it.each([
     ['auto', 3],
     ['auto', 0],
     ['stop', 0],
-  ])('--on-exit %s stops what is left in its group with SIGTERM, then exits with the command’s status (%i)', async (policy, code) => {
-    const run = gsup(['--on-exit', policy, '--', ...leaveBehind(code)]);
-    const app = await run.ready('child0');
-    const exit = await run.finished();
-    expect(exit.code).toBe(code);
-    expect(run.count(/^signal: SIGTERM .*child0/)).toBe(1);
-    expect(run.count(/^clean exit .*child0/)).toBe(1);
-    expect(isAlive(app)).toBe(false);
-    expect(run.stderr.join('\n')).toMatch(/command exited \(code \d+\) leaving 1 process\(es\): stopping the tree with SIGTERM/);
-  });
+  ])(
+    '--on-exit %s stops what is left in its group with SIGTERM, then exits with the command’s status (%i)',
+    async (policy, code) => {
+      const run = gsup(['--on-exit', policy, '--', ...leaveBehind(code)]);
+      const app = await run.ready('child0');
+      const exit = await run.finished();
+      expect(exit.code).toBe(code);
+      expect(run.count(/^signal: SIGTERM .*child0/)).toBe(1);
+      expect(run.count(/^clean exit .*child0/)).toBe(1);
+      expect(isAlive(app)).toBe(false);
+      expect(run.stderr.join('\n')).toMatch(
+        /command exited \(code \d+\) leaving 1 process\(es\): stopping the tree with SIGTERM/,
+      );
+    },
+  );
 
   it('--on-exit wait waits for what is left, forwarding signals to it', async () => {
     const run = gsup(['--on-exit', 'wait', '--', ...leaveBehind(5)]);

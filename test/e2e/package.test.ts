@@ -13,8 +13,11 @@ let installed = '';
 let files: string[] = [];
 
 beforeAll(() => {
-  const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
-  const [packed] = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir.path], ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const npm = (args: string[], cwd: string) =>
+    execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
+  const [packed] = JSON.parse(
+    npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir.path], ROOT),
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
   files = packed.files.map((file) => file.path);
   const app = join(dir.path, 'app');
   execFileSync('mkdir', ['-p', app]);
@@ -29,10 +32,21 @@ afterAll(() => dir.remove());
 
 describe('the npm package', () => {
   it('holds the bin, the built code, README and LICENSE, and no sources or tests', () => {
-    for (const file of ['bin/gsup.cjs', 'dist/cli.cjs', 'dist/flags.cjs', 'dist/index.js', 'dist/index.d.ts', 'README.md', 'LICENSE', 'package.json']) {
+    for (const file of [
+      'bin/gsup.cjs',
+      'dist/cli.cjs',
+      'dist/flags.cjs',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'README.md',
+      'LICENSE',
+      'package.json',
+    ]) {
       expect(files).toContain(file);
     }
-    expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/') || file.startsWith('fixtures/'))).toEqual([]);
+    expect(
+      files.filter((file) => file.startsWith('src/') || file.startsWith('test/') || file.startsWith('fixtures/')),
+    ).toEqual([]);
   });
 
   it('installs into an empty folder and runs: --version, and a signal round trip', async () => {
@@ -55,7 +69,9 @@ describe('the npm package', () => {
   it('`npx gsup` without a terminal: gsup warns at start; on SIGTERM npx exits at once (SIGTERM or 143) and gsup and the app run on as orphans', async () => {
     const npx = new Run('npx', ['--no-install', 'gsup', '--', 'node', PRINTER], { cwd: join(dir.path, 'app') });
     const app = await npx.ready();
-    const warning = await npx.waitForLine(/^\[gsup\] started by npx \(npm exec\) with no terminal: /, { stream: 'stderr' });
+    const warning = await npx.waitForLine(/^\[gsup\] started by npx \(npm exec\) with no terminal: /, {
+      stream: 'stderr',
+    });
     expect(warning.input).toContain('run node_modules/.bin/gsup (or exec it) instead');
     const gsupPid = Number(readFileSync(`/proc/${app}/stat`, 'latin1').split(') ')[1].split(' ')[1]);
     expect(readFileSync(`/proc/${gsupPid}/cmdline`, 'latin1')).toContain('node_modules/.bin/gsup');
@@ -74,7 +90,11 @@ describe('the npm package', () => {
   });
 
   it.skipIf(!unshareWorks)('passes the container simulation: PID 1, SIGTERM, the right exit status', async () => {
-    const run = new Run('unshare', ['--pid', '--fork', '--mount-proc', installed, '--', 'node', PRINTER, '--cleanup', '100'], { namespaced: true });
+    const run = new Run(
+      'unshare',
+      ['--pid', '--fork', '--mount-proc', installed, '--', 'node', PRINTER, '--cleanup', '100'],
+      { namespaced: true },
+    );
     await run.ready();
     let pid1: number | undefined;
     await waitFor(() => (pid1 = hostPidOfPid1(run)) !== undefined, 'gsup under unshare');
@@ -82,7 +102,9 @@ describe('the npm package', () => {
     expect((await run.finished()).code).toBe(0);
     expect(run.count(/^clean exit/)).toBe(1);
 
-    const failing = new Run('unshare', ['--pid', '--fork', '--mount-proc', installed, '--', 'sh', '-c', 'exit 9'], { namespaced: true });
+    const failing = new Run('unshare', ['--pid', '--fork', '--mount-proc', installed, '--', 'sh', '-c', 'exit 9'], {
+      namespaced: true,
+    });
     expect((await failing.finished()).code).toBe(9);
   });
 });

@@ -56,7 +56,7 @@ describe('-p, --pdeathsig', () => {
     await waitFor(() => over('unwatched', unwatched), 'the unwatched tree to stop', 10_000);
   });
 
-  it('GSUP_PDEATHSIG=SIGUSR1 (tini\'s own test): another signal is forwarded, and gsup stays', async () => {
+  it("GSUP_PDEATHSIG=SIGUSR1 (tini's own test): another signal is forwarded, and gsup stays", async () => {
     const parent = parentOf([['--', 'node', PRINTER]], { GSUP_PDEATHSIG: 'SIGUSR1' });
     const app = await parent.ready();
     await waitFor(() => gsupPids(parent).length === 1, 'the gsup pid');

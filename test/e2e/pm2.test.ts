@@ -85,7 +85,9 @@ describe('gsup -- pm2 start', () => {
     const pm2 = home();
     // pm2's own kill_timeout is longer, so the kill is gsup's. 5 s: time for `pm2 kill` (a pm2 CLI start,
     // over 2 s with every core busy) to give each app its SIGINT first.
-    const run = gsup(['-t', '5s', '--', PM2, 'start', APP, '-i', '2', '--kill-timeout', '20000'], { env: pm2.env({ IGNORE_STOP: '1' }) });
+    const run = gsup(['-t', '5s', '--', PM2, 'start', APP, '-i', '2', '--kill-timeout', '20000'], {
+      env: pm2.env({ IGNORE_STOP: '1' }),
+    });
     const apps = await appsReady(pm2, 2);
     await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
     const sent = Date.now();
@@ -188,7 +190,8 @@ describe('a bootstrap script that starts pm2 and stops it in a trap', () => {
     await run.waitForLine(/^trapped$/); // pm2 start has returned: the trap is set
     run.signal('SIGTERM');
     expect((await run.finished(20_000)).code, run.transcript()).toBe(0);
-    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}\n${pm2.lines().join('\n')}\n${run.transcript()}`).toEqual(['SIGINT']);
+    for (const pid of apps)
+      expect(pm2.signals(pid), `app ${pid}\n${pm2.lines().join('\n')}\n${run.transcript()}`).toEqual(['SIGINT']);
     expect(isAlive(god), run.transcript()).toBe(false);
     expect(run.stderr.join('\n')).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
   }, 40_000);

@@ -8,7 +8,18 @@ afterEach(() => {
 describe('--restart', () => {
   it('on-failure: a crash loop restarts with a growing delay, gives up at the limit, exits with the last status', async () => {
     const started = Date.now();
-    const run = gsup(['--restart', 'on-failure', '--max-restarts', '3', '--restart-delay', '100ms', '--', 'sh', '-c', 'echo run; exit 3']);
+    const run = gsup([
+      '--restart',
+      'on-failure',
+      '--max-restarts',
+      '3',
+      '--restart-delay',
+      '100ms',
+      '--',
+      'sh',
+      '-c',
+      'echo run; exit 3',
+    ]);
     const exit = await run.finished();
     expect(exit.code).toBe(3);
     expect(run.stdout).toEqual(['run', 'run', 'run', 'run']);
@@ -32,7 +43,18 @@ describe('--restart', () => {
   });
 
   it('always: restarts after exit 0 too', async () => {
-    const run = gsup(['--restart', 'always', '--max-restarts', '2', '--restart-delay', '50ms', '--', 'sh', '-c', 'echo run; exit 0']);
+    const run = gsup([
+      '--restart',
+      'always',
+      '--max-restarts',
+      '2',
+      '--restart-delay',
+      '50ms',
+      '--',
+      'sh',
+      '-c',
+      'echo run; exit 0',
+    ]);
     expect((await run.finished()).code).toBe(0);
     expect(run.stdout).toEqual(['run', 'run', 'run']);
   });
@@ -53,17 +75,42 @@ describe('--restart', () => {
   });
 
   it('on-failure: after a signal gsup did not send', async () => {
-    const run = gsup(['--restart', 'on-failure', '--max-restarts', '1', '--restart-delay', '10ms', '--', 'sh', '-c', 'echo run; kill -KILL $$']);
+    const run = gsup([
+      '--restart',
+      'on-failure',
+      '--max-restarts',
+      '1',
+      '--restart-delay',
+      '10ms',
+      '--',
+      'sh',
+      '-c',
+      'echo run; kill -KILL $$',
+    ]);
     expect((await run.finished()).code).toBe(137);
     expect(run.stdout).toEqual(['run', 'run']);
     expect(run.stderr[0]).toBe('[gsup] command died of SIGKILL (restart 1 of 1): restarting in 10ms');
   });
 
   it('stops what a run left in its group before the next run: two runs never overlap, nothing is left', async () => {
-    const run = gsup(['--restart', 'on-failure', '--max-restarts', '1', '--restart-delay', '10ms', '--', 'node', fixture('spawner.js'), '--then', 'exit:1']);
+    const run = gsup([
+      '--restart',
+      'on-failure',
+      '--max-restarts',
+      '1',
+      '--restart-delay',
+      '10ms',
+      '--',
+      'node',
+      fixture('spawner.js'),
+      '--then',
+      'exit:1',
+    ]);
     const exit = await run.finished();
     expect(exit.code).toBe(1);
-    const events = run.stdout.filter((line) => /^(ready|clean exit) .*child0/.test(line)).map((line) => line.split(' (')[0]);
+    const events = run.stdout
+      .filter((line) => /^(ready|clean exit) .*child0/.test(line))
+      .map((line) => line.split(' (')[0]);
     expect(events).toEqual(['ready', 'clean exit', 'ready', 'clean exit']);
     expect(run.count(/^signal: SIGTERM .*child0/)).toBe(2);
     expect(leftovers(run)).toEqual([]);

@@ -15,7 +15,6 @@ afterEach(() => {
   expect(killEverything(), 'processes left behind').toEqual([]);
 });
 
-
 /** One request: its status and body (HEAD: no body). */
 type Answer = { status: number; body: string; type: string };
 function get(port: number, path: string, method = 'GET', host = '127.0.0.1'): Promise<Answer> {
@@ -23,7 +22,9 @@ function get(port: number, path: string, method = 'GET', host = '127.0.0.1'): Pr
     const req = request({ host, port, path, method, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, type: String(response.headers['content-type']) }));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, body, type: String(response.headers['content-type']) }),
+      );
     });
     req.on('error', reject);
     req.setTimeout(2000, () => req.destroy(new Error(`no answer for ${path}`)));
@@ -51,7 +52,10 @@ const promtool = (() => {
     return false;
   }
 })();
-if (!promtool) console.log('promtool check skipped: promtool (Debian package prometheus) is not installed; .ci/run installs it as root');
+if (!promtool)
+  console.log(
+    'promtool check skipped: promtool (Debian package prometheus) is not installed; .ci/run installs it as root',
+  );
 
 describe('--status-port', () => {
   it('/readyz: 503 starting before the first passing check, 200 after; /livez 200; 404 and 405', async () => {
@@ -59,7 +63,21 @@ describe('--status-port', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsup-test-'));
     const ok = join(dir, 'ok');
     try {
-      const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--health-cmd', `test -e ${ok}`, '--health-interval', '100ms', '--health-start-period', '30s', '--', 'node', PRINTER]);
+      const run = gsup([
+        '--status-port',
+        String(port),
+        '--status-host',
+        '127.0.0.1',
+        '--health-cmd',
+        `test -e ${ok}`,
+        '--health-interval',
+        '100ms',
+        '--health-start-period',
+        '30s',
+        '--',
+        'node',
+        PRINTER,
+      ]);
       await run.ready();
       expect(await get(port, '/readyz')).toMatchObject({ status: 503, body: 'starting\n' });
       expect(await get(port, '/livez')).toMatchObject({ status: 200, body: 'ok\n' });
@@ -79,7 +97,9 @@ describe('--status-port', () => {
     const [port, appPort] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${appPort}/health`;
     const status = ['--status-port', String(port), '--status-host', '127.0.0.1'];
-    const run = gsup([...status, '--health-url', url, '--', 'node', fixture('health-app.js')], { env: { PORT: String(appPort) } });
+    const run = gsup([...status, '--health-url', url, '--', 'node', fixture('health-app.js')], {
+      env: { PORT: String(appPort) },
+    });
     await run.ready('health-app');
     const up = performance.now();
     await until(port, '/readyz', 200, 5000);
@@ -113,7 +133,17 @@ describe('--status-port', () => {
 
   it('/readyz turns 503 within 100 ms of SIGTERM, while the app (--stop-delay 2s) has not received it yet', async () => {
     const port = await freePort();
-    const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--stop-delay', '2s', '--', 'node', PRINTER]);
+    const run = gsup([
+      '--status-port',
+      String(port),
+      '--status-host',
+      '127.0.0.1',
+      '--stop-delay',
+      '2s',
+      '--',
+      'node',
+      PRINTER,
+    ]);
     await run.ready();
     await until(port, '/readyz', 200);
     run.signal('SIGTERM');
@@ -134,7 +164,24 @@ describe('--status-port', () => {
     try {
       // Each run: healthy at once, exits 1 after 1 s; restarts after 1 s.
       const script = `echo "ready (pid: $$, run)"; sleep 1; exit 1`;
-      const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--restart', 'on-failure', '--restart-delay', '1s', '--health-cmd', 'true', '--health-interval', '100ms', '--', 'sh', '-c', script]);
+      const run = gsup([
+        '--status-port',
+        String(port),
+        '--status-host',
+        '127.0.0.1',
+        '--restart',
+        'on-failure',
+        '--restart-delay',
+        '1s',
+        '--health-cmd',
+        'true',
+        '--health-interval',
+        '100ms',
+        '--',
+        'sh',
+        '-c',
+        script,
+      ]);
       await run.ready('run');
       await until(port, '/readyz', 200);
       expect(await until(port, '/readyz', 503)).toBe('restarting\n');
@@ -147,8 +194,19 @@ describe('--status-port', () => {
       expect(metrics.body).toMatch(/^gsup_command_up 1$/m);
       expect(metrics.body).toMatch(/^gsup_ready 1$/m);
       expect(metrics.body).toMatch(/^gsup_last_exit_code 1$/m);
-      expect(Number(/^gsup_health_checks_total\{result="pass"\} (\d+)$/m.exec(metrics.body)?.[1])).toBeGreaterThanOrEqual(3);
-      for (const name of ['gsup_restarts_total', 'gsup_command_up', 'gsup_ready', 'gsup_health_checks_total', 'gsup_last_exit_code', 'gsup_tree_processes', 'gsup_signals_forwarded_total', 'gsup_stop_duration_seconds']) {
+      expect(
+        Number(/^gsup_health_checks_total\{result="pass"\} (\d+)$/m.exec(metrics.body)?.[1]),
+      ).toBeGreaterThanOrEqual(3);
+      for (const name of [
+        'gsup_restarts_total',
+        'gsup_command_up',
+        'gsup_ready',
+        'gsup_health_checks_total',
+        'gsup_last_exit_code',
+        'gsup_tree_processes',
+        'gsup_signals_forwarded_total',
+        'gsup_stop_duration_seconds',
+      ]) {
         expect(metrics.body).toContain(`# HELP ${name} `);
         expect(metrics.body).toContain(`# TYPE ${name} `);
       }
@@ -182,7 +240,7 @@ describe('--status-port', () => {
     await run.waitForLine(/^started$/);
     // Each scrape looks at the tree: the first one that comes after the sleeps started counts them.
     let counted = NaN;
-    for (const deadline = Date.now() + 3000; counted !== 3 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 3000; counted !== 3 && Date.now() < deadline;) {
       counted = Number(/^gsup_tree_processes (\d+)$/m.exec((await get(port, '/metrics')).body)?.[1]);
     }
     expect(counted).toBe(3); // sh and its two sleeps
@@ -197,7 +255,9 @@ describe('--status-port', () => {
     try {
       const run = gsup(['--status-port', String(port), '--status-host', '127.0.0.1', '--', 'node', PRINTER]);
       expect((await run.finished()).code).toBe(125);
-      expect(run.stderr).toEqual([`gsup: cannot serve the status endpoint on 127.0.0.1:${port} (--status-port): EADDRINUSE`]);
+      expect(run.stderr).toEqual([
+        `gsup: cannot serve the status endpoint on 127.0.0.1:${port} (--status-port): EADDRINUSE`,
+      ]);
       expect(run.stdout).toEqual([]); // the printer never said ready
     } finally {
       holder.close();
@@ -221,16 +281,35 @@ describe('--grace', () => {
   it('--grace 2s -t 5s is refused: 125, saying by how much', async () => {
     const run = gsup(['--grace', '2s', '-t', '5s', '--', 'true']);
     expect((await run.finished()).code).toBe(125);
-    expect(run.stderr).toEqual(['gsup: --kill-timeout 5.00s + --stop-delay 0ms is over --grace 2.00s by 3.00s: the orchestrator would SIGKILL first']);
+    expect(run.stderr).toEqual([
+      'gsup: --kill-timeout 5.00s + --stop-delay 0ms is over --grace 2.00s by 3.00s: the orchestrator would SIGKILL first',
+    ]);
   });
 });
 
 describe('--health-start-interval', () => {
   it('200ms with a failing probe and a 3 s start period: a probe about every 200 ms during those 3 s, gsup still running', async () => {
-    const run = gsup(['-v', '--health-cmd', 'false', '--health-start-interval', '200ms', '--health-interval', '30s', '--health-start-period', '3s', '--', 'node', PRINTER]);
+    const run = gsup([
+      '-v',
+      '--health-cmd',
+      'false',
+      '--health-start-interval',
+      '200ms',
+      '--health-interval',
+      '30s',
+      '--health-start-period',
+      '3s',
+      '--',
+      'node',
+      PRINTER,
+    ]);
     await run.ready();
     const started = performance.now();
-    await waitFor(() => run.stderr.filter((line) => line.includes('health check failed (in the start period')).length >= 8, 'eight probes in the start period', 3000);
+    await waitFor(
+      () => run.stderr.filter((line) => line.includes('health check failed (in the start period')).length >= 8,
+      'eight probes in the start period',
+      3000,
+    );
     expect(performance.now() - started).toBeLessThan(3000);
     expect(run.exit).toBeUndefined();
     run.signal('SIGTERM');

@@ -81,7 +81,10 @@ describe('a stderr that does not drain', () => {
     const SIGNALS = 300;
     for (let sent = 1; sent <= SIGNALS; sent++) {
       run.signal('SIGUSR1');
-      await until(() => run.count(/^signal: SIGUSR1 /) >= sent, () => run.transcript());
+      await until(
+        () => run.count(/^signal: SIGUSR1 /) >= sent,
+        () => run.transcript(),
+      );
     }
     // Now the reader reads: what waited comes out, then the count of what was lost, then the stop.
     const lines: string[] = [];
@@ -94,7 +97,10 @@ describe('a stderr that does not drain', () => {
       lines.push(...parts);
     });
     const lost = () => lines.findIndex((line) => /^\[gsup\] \d+ log lines lost \(stderr full\)$/.test(line));
-    await until(() => lost() >= 0, () => lines.join('\n'));
+    await until(
+      () => lost() >= 0,
+      () => lines.join('\n'),
+    );
     run.signal('SIGTERM');
     expect((await run.finished(5000)).code).toBe(0);
     await ended;

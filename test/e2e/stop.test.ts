@@ -108,7 +108,7 @@ describe('the stop sequence', () => {
     expect(summary).toMatch(/: 2 exited by themselves, 0 killed$/);
   });
 
-  it('no option set: an app that ignores SIGTERM is SIGKILLed at 8 s (under docker stop\'s 10 s), named', async () => {
+  it("no option set: an app that ignores SIGTERM is SIGKILLed at 8 s (under docker stop's 10 s), named", async () => {
     const run = gsup(['--', 'node', PRINTER, '--ignore-stop']);
     const appPid = await run.ready();
     const sent = Date.now();

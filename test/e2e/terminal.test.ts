@@ -79,54 +79,63 @@ describe('stop signals during --stop-delay', () => {
 });
 
 describe('job control, signalled', () => {
-  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)('group: %s stops the command’s group (as SIGSTOP), then gsup; SIGCONT wakes both', async (signal) => {
-    const run = gsup(['--', 'node', PRINTER]);
-    const pid = await run.ready();
-    run.signal(signal);
-    // SIGSTOP cannot be caught: the app is stopped without a word.
-    await waitFor(() => readProc(pid)?.state === 'T', 'the app to be stopped');
-    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
-    run.signal('SIGCONT');
-    await run.waitForLine(/^signal: SIGCONT /);
-    await waitFor(() => readProc(run.pid)?.state !== 'T' && readProc(pid)?.state !== 'T', 'both to run again');
-    run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(0);
-    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(0);
-    expect(run.count(/^signal: SIGCONT /)).toBe(1);
-    expect(leftovers(run)).toEqual([]);
-  });
+  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)(
+    'group: %s stops the command’s group (as SIGSTOP), then gsup; SIGCONT wakes both',
+    async (signal) => {
+      const run = gsup(['--', 'node', PRINTER]);
+      const pid = await run.ready();
+      run.signal(signal);
+      // SIGSTOP cannot be caught: the app is stopped without a word.
+      await waitFor(() => readProc(pid)?.state === 'T', 'the app to be stopped');
+      await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+      run.signal('SIGCONT');
+      await run.waitForLine(/^signal: SIGCONT /);
+      await waitFor(() => readProc(run.pid)?.state !== 'T' && readProc(pid)?.state !== 'T', 'both to run again');
+      run.signal('SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+      expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(0);
+      expect(run.count(/^signal: SIGCONT /)).toBe(1);
+      expect(leftovers(run)).toEqual([]);
+    },
+  );
 
   it.each([
     ['TSTP:USR1', 'SIGUSR1'],
     ['TSTP:HUP', 'SIGHUP'],
-  ])('group: -r %s replaces only what the command gets: it gets %s, and gsup still stops itself (dumb-init’s way)', async (rule, sent) => {
-    const run = gsup(['-r', rule, '--', 'node', PRINTER]);
-    await run.ready();
-    run.signal('SIGTSTP');
-    await run.waitForLine(new RegExp(`^signal: ${sent} `));
-    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
-    run.signal('SIGCONT');
-    await run.waitForLine(/^signal: SIGCONT /);
-    run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(0);
-    expect(run.count(/^signal: SIGTSTP /)).toBe(0);
-    expect(run.count(new RegExp(`^signal: ${sent} `))).toBe(1);
-  });
+  ])(
+    'group: -r %s replaces only what the command gets: it gets %s, and gsup still stops itself (dumb-init’s way)',
+    async (rule, sent) => {
+      const run = gsup(['-r', rule, '--', 'node', PRINTER]);
+      await run.ready();
+      run.signal('SIGTSTP');
+      await run.waitForLine(new RegExp(`^signal: ${sent} `));
+      await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+      run.signal('SIGCONT');
+      await run.waitForLine(/^signal: SIGCONT /);
+      run.signal('SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+      expect(run.count(/^signal: SIGTSTP /)).toBe(0);
+      expect(run.count(new RegExp(`^signal: ${sent} `))).toBe(1);
+    },
+  );
 
-  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)('child: %s is forwarded as it is, then gsup stops itself; SIGCONT wakes both', async (signal) => {
-    const run = gsup(['--target', 'child', '--', 'node', PRINTER]);
-    await run.ready();
-    run.signal(signal);
-    await run.waitForLine(new RegExp(`^signal: ${signal} `));
-    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
-    run.signal('SIGCONT');
-    await run.waitForLine(/^signal: SIGCONT /);
-    await waitFor(() => readProc(run.pid)?.state !== 'T', 'gsup to run again');
-    run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(0);
-    expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
-    expect(run.count(/^signal: SIGCONT /)).toBe(1);
-  });
+  it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)(
+    'child: %s is forwarded as it is, then gsup stops itself; SIGCONT wakes both',
+    async (signal) => {
+      const run = gsup(['--target', 'child', '--', 'node', PRINTER]);
+      await run.ready();
+      run.signal(signal);
+      await run.waitForLine(new RegExp(`^signal: ${signal} `));
+      await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+      run.signal('SIGCONT');
+      await run.waitForLine(/^signal: SIGCONT /);
+      await waitFor(() => readProc(run.pid)?.state !== 'T', 'gsup to run again');
+      run.signal('SIGTERM');
+      expect((await run.finished()).code).toBe(0);
+      expect(run.count(new RegExp(`^signal: ${signal} `))).toBe(1);
+      expect(run.count(/^signal: SIGCONT /)).toBe(1);
+    },
+  );
 });
 
 describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
@@ -139,7 +148,10 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
       expect(readlinkSync(`/proc/${gsupPid}/exe`)).toBe(process.execPath);
       shell.write(CTRL_Z);
       await shell.waitForLine(/Stopped/);
-      await waitFor(() => readProc(pid)?.state === 'T' && readProc(gsupPid)?.state === 'T', 'the app and gsup to be stopped');
+      await waitFor(
+        () => readProc(pid)?.state === 'T' && readProc(gsupPid)?.state === 'T',
+        'the app and gsup to be stopped',
+      );
       shell.write('fg\n');
       await shell.waitForLine(/^signal: SIGCONT /);
       await waitFor(() => readProc(pid)?.state !== 'T' && readProc(gsupPid)?.state !== 'T', 'both to run again');
@@ -163,7 +175,9 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
     });
 
     it('gsup leading the terminal’s session: an interactive shell as the command has job control', async () => {
-      const run = inPty(`exec ${gsupLine(['--target', mode, '--', 'bash', '--norc', '--noprofile', '-i', '-c', 'jobs; echo done'])}`);
+      const run = inPty(
+        `exec ${gsupLine(['--target', mode, '--', 'bash', '--norc', '--noprofile', '-i', '-c', 'jobs; echo done'])}`,
+      );
       expect((await run.finished()).code).toBe(0);
       expect(run.stdout).toContain('done');
       expect(run.stdout.join('\n')).not.toMatch(/no job control|cannot set terminal process group/);
@@ -183,7 +197,8 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
 
   it('group, no setsid on PATH (a distroless image): gsup’s own exec helper hands the terminal over all the same', async () => {
     // No PATH: every tool by its path, and /proc/self/stat's fields 1 and 6 (pid, session).
-    const script = '/usr/bin/tty; if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi; read -r l < /proc/$$/stat; set -- $l; echo "pid $1 sid $6"';
+    const script =
+      '/usr/bin/tty; if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi; read -r l < /proc/$$/stat; set -- $l; echo "pid $1 sid $6"';
     const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, { env: { PATH: '/nonexistent' } });
     expect((await run.finished()).code).toBe(0);
     expect(run.stdout).toContain('ctty-ok');
@@ -210,10 +225,14 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
     const dir = tempDir();
     try {
       // Its usage names no -c, and -c is no option of its.
-      const fake = '#!/bin/sh\ncase "$1" in\n  --help) echo "Usage: setsid PROG ARGS" >&2; exit 1;;\n  -*) echo "setsid: unrecognized option: $1" >&2; exit 1;;\nesac\nexec /usr/bin/setsid "$@"\n';
+      const fake =
+        '#!/bin/sh\ncase "$1" in\n  --help) echo "Usage: setsid PROG ARGS" >&2; exit 1;;\n  -*) echo "setsid: unrecognized option: $1" >&2; exit 1;;\nesac\nexec /usr/bin/setsid "$@"\n';
       writeFileSync(join(dir.path, 'setsid'), fake, { mode: 0o755 });
-      const script = 'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi; read -r l < /proc/$$/stat; set -- $l; echo "pid $1 sid $6"';
-      const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, { env: { PATH: `${dir.path}:${process.env.PATH}` } });
+      const script =
+        'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi; read -r l < /proc/$$/stat; set -- $l; echo "pid $1 sid $6"';
+      const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, {
+        env: { PATH: `${dir.path}:${process.env.PATH}` },
+      });
       expect((await run.finished()).code, run.transcript()).toBe(0);
       expect(run.stdout).toContain('ctty-ok');
       const [, pid, sid] = /^pid (\d+) sid (\d+)$/m.exec(run.stdout.join('\n')) ?? [];
@@ -225,7 +244,11 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
   });
 
   it.each([
-    ['no koffi', { GSUP_FFI: '0' }, /the command gets no controlling terminal: koffi could not be loaded \(GSUP_FFI=0\)/],
+    [
+      'no koffi',
+      { GSUP_FFI: '0' },
+      /the command gets no controlling terminal: koffi could not be loaded \(GSUP_FFI=0\)/,
+    ],
   ])('group, %s: one warning, and the command runs without a terminal as before', async (_, env, warning) => {
     const script = 'if (exec 3</dev/tty) 2>/dev/null; then echo ctty-ok; else echo ctty-none; fi';
     const run = inPty(`exec ${gsupLine(['--', '/bin/sh', '-c', script])}`, { env });
@@ -263,7 +286,9 @@ describe.each(MODES)('working directory, --target %s', (mode) => {
     const dir = tempDir();
     try {
       writeFileSync(join(dir.path, 'run.sh'), '#!/bin/sh\necho "cwd: $(pwd)"\nexit 1\n', { mode: 0o755 });
-      const run = gsup(['--target', mode, '--restart', 'always', '--restart-delay', '50ms', '--', './run.sh'], { cwd: dir.path });
+      const run = gsup(['--target', mode, '--restart', 'always', '--restart-delay', '50ms', '--', './run.sh'], {
+        cwd: dir.path,
+      });
       await waitFor(() => run.count(/^cwd: /) >= 3, 'three runs');
       run.signal('SIGTERM');
       await run.finished();

@@ -20,7 +20,11 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['--log-format', 'xml', 'true'], {}, /^gsup: invalid value "xml" for --log-format/],
     [['-e', '300', 'true'], {}, /^gsup: invalid exit code "300" for --success-exit/],
     [['--target'], {}, /^gsup: option '--target <mode>' argument missing/],
-    [['--restart', 'sometimes', 'true'], {}, /^gsup: invalid value "sometimes" for --restart: expected never, on-failure, always/],
+    [
+      ['--restart', 'sometimes', 'true'],
+      {},
+      /^gsup: invalid value "sometimes" for --restart: expected never, on-failure, always/,
+    ],
     [['--max-restarts', 'many', 'true'], {}, /^gsup: invalid number "many" for --max-restarts/],
     [['--restart-delay', '1y', 'true'], {}, /^gsup: invalid duration "1y" for --restart-delay/],
     [['true'], { GSUP_PM2: 'perhaps' }, /^gsup: invalid value "perhaps" for GSUP_PM2/],
@@ -28,10 +32,22 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['true'], { GSUP_TARGET: 'nope' }, /^gsup: invalid value "nope" for GSUP_TARGET/],
     [['true'], { GSUP_REWRITE: 'TERM:BOGUS' }, /^gsup: invalid signal "BOGUS" in GSUP_REWRITE "TERM:BOGUS"/],
     [['true'], { GSUP_REWRITE: 'USR1:USR2, TERM' }, /^gsup: invalid rewrite "TERM" in GSUP_REWRITE: expected FROM:TO/],
-    [['true'], { GSUP_REWRITE: 'KILL:TERM' }, /^gsup: invalid rewrite "KILL:TERM" in GSUP_REWRITE: KILL is never received/],
+    [
+      ['true'],
+      { GSUP_REWRITE: 'KILL:TERM' },
+      /^gsup: invalid rewrite "KILL:TERM" in GSUP_REWRITE: KILL is never received/,
+    ],
     // Beyond what a timer holds (2^31-1 ms): Node would warn and fire after 1 ms.
-    [['--stop-delay', '2147484s', 'true'], {}, /^gsup: invalid duration "2147484s" for --stop-delay: at most 2147483647 ms/],
-    [['--restart-delay', '36000m', 'true'], {}, /^gsup: invalid duration "36000m" for --restart-delay: at most 2147483647 ms/],
+    [
+      ['--stop-delay', '2147484s', 'true'],
+      {},
+      /^gsup: invalid duration "2147484s" for --stop-delay: at most 2147483647 ms/,
+    ],
+    [
+      ['--restart-delay', '36000m', 'true'],
+      {},
+      /^gsup: invalid duration "36000m" for --restart-delay: at most 2147483647 ms/,
+    ],
     [['-t', '2147483648ms', 'true'], {}, /^gsup: invalid duration "2147483648ms" for --kill-timeout: at most/],
     // A bare number: seconds (Docker, Kubernetes) or milliseconds (pm2)? Refused, with both spelled out.
     [['true'], { GSUP_GRACE: '30' }, /^gsup: invalid duration "30" for GSUP_GRACE: .*unit: 30s or 30000ms$/],
@@ -41,9 +57,21 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     // A --grace with no room for a kill timeout of 1 s.
     [['--grace', '3s', '--stop-delay', '2s', 'true'], {}, /^gsup: --grace 3\.00s leaves a kill timeout of 0ms after/],
     [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
-    [['--health-interval', '0', '--health-cmd', 'true', 'true'], {}, /^gsup: invalid value "0" for --health-interval: must be above 0/],
-    [['--health-url', 'localhost:8080/health', 'true'], {}, /^gsup: invalid URL "localhost:8080\/health" for --health-url: only http:\/\/ and https:\/\//],
-    [['true'], { GSUP_HEALTH_RETRIES: 'x', GSUP_HEALTH_CMD: 'true' }, /^gsup: invalid number "x" for GSUP_HEALTH_RETRIES/],
+    [
+      ['--health-interval', '0', '--health-cmd', 'true', 'true'],
+      {},
+      /^gsup: invalid value "0" for --health-interval: must be above 0/,
+    ],
+    [
+      ['--health-url', 'localhost:8080/health', 'true'],
+      {},
+      /^gsup: invalid URL "localhost:8080\/health" for --health-url: only http:\/\/ and https:\/\//,
+    ],
+    [
+      ['true'],
+      { GSUP_HEALTH_RETRIES: 'x', GSUP_HEALTH_CMD: 'true' },
+      /^gsup: invalid number "x" for GSUP_HEALTH_RETRIES/,
+    ],
     [['true'], { GSUP_HEALTH_TIMEOUT: '5 s' }, /^gsup: invalid duration "5 s" for GSUP_HEALTH_TIMEOUT/],
     [['true'], { GSUP_VERBOSE: '7' }, /^gsup: invalid value "7" for GSUP_VERBOSE/],
     [['true'], { GSUP_SUCCESS_EXIT: 'x' }, /^gsup: invalid exit code "x" for GSUP_SUCCESS_EXIT/],
@@ -53,10 +81,22 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['--health-cmd', '', 'true'], {}, /^gsup: empty value for --health-cmd/],
     [['--health-url', ' ', 'true'], {}, /^gsup: empty value for --health-url/],
     [['true'], { GSUP_HEALTH_CMD: '   ' }, /^gsup: empty value for GSUP_HEALTH_CMD/],
-    [['--health-url', 'http://[::1', 'true'], {}, /^gsup: invalid URL "http:\/\/\[::1" for --health-url: expected http:\/\/host/],
-    [['--health-url', 'ftp://example.com/', 'true'], {}, /^gsup: invalid URL "ftp:\/\/example.com\/" for --health-url: only http:\/\/ and https:\/\//],
+    [
+      ['--health-url', 'http://[::1', 'true'],
+      {},
+      /^gsup: invalid URL "http:\/\/\[::1" for --health-url: expected http:\/\/host/,
+    ],
+    [
+      ['--health-url', 'ftp://example.com/', 'true'],
+      {},
+      /^gsup: invalid URL "ftp:\/\/example.com\/" for --health-url: only http:\/\/ and https:\/\//,
+    ],
     // A 100 kB bad value is quoted, not echoed whole.
-    [['-t', 'x'.repeat(100_000), 'true'], {}, /^gsup: invalid duration "x{100}…" \(100000 characters\) for --kill-timeout: use e\.g\. 500ms/],
+    [
+      ['-t', 'x'.repeat(100_000), 'true'],
+      {},
+      /^gsup: invalid duration "x{100}…" \(100000 characters\) for --kill-timeout: use e\.g\. 500ms/,
+    ],
     [['--' + 'y'.repeat(100_000), 'true'], {}, /^gsup: unknown option '--y{200}.*… \(\d+ characters\)$/],
   ] as Array<[string[], NodeJS.ProcessEnv, RegExp]>)('gsup %j with env %j', async (args, env, message) => {
     const run = gsup(args, { env });
@@ -93,7 +133,9 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
   });
 
   it('a flag wins over its variable', async () => {
-    const run = gsup(['--target', 'group', '-t', '1s', '--', 'true'], { env: { GSUP_TARGET: 'nope', GSUP_KILL_TIMEOUT: '10x' } });
+    const run = gsup(['--target', 'group', '-t', '1s', '--', 'true'], {
+      env: { GSUP_TARGET: 'nope', GSUP_KILL_TIMEOUT: '10x' },
+    });
     expect((await run.finished()).code).toBe(0);
     expect(run.stderr).toEqual([]);
   });
@@ -102,10 +144,63 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     const help = gsup(['--help']);
     expect((await help.finished()).code).toBe(0);
     const text = help.stdout.join('\n');
-    for (const flag of ['--kill-timeout', '--target', '--rewrite', '--stop-delay', '--on-exit', '--success-exit', '--restart', '--max-restarts', '--restart-delay', '--no-subreaper', '--no-pm2', '--verbose', '--quiet', '--log-format', '--health-cmd', '--health-url', '--health-file', '--health-max-age', '--health-interval', '--health-timeout', '--health-retries', '--health-start-period', '--health-start-interval', '--status-port', '--status-host', '--grace']) {
+    for (const flag of [
+      '--kill-timeout',
+      '--target',
+      '--rewrite',
+      '--stop-delay',
+      '--on-exit',
+      '--success-exit',
+      '--restart',
+      '--max-restarts',
+      '--restart-delay',
+      '--no-subreaper',
+      '--no-pm2',
+      '--verbose',
+      '--quiet',
+      '--log-format',
+      '--health-cmd',
+      '--health-url',
+      '--health-file',
+      '--health-max-age',
+      '--health-interval',
+      '--health-timeout',
+      '--health-retries',
+      '--health-start-period',
+      '--health-start-interval',
+      '--status-port',
+      '--status-host',
+      '--grace',
+    ]) {
       expect(text).toContain(flag);
     }
-    for (const variable of ['GSUP_KILL_TIMEOUT', 'GSUP_TARGET', 'GSUP_REWRITE', 'GSUP_STOP_DELAY', 'GSUP_ON_EXIT', 'GSUP_SUCCESS_EXIT', 'GSUP_RESTART', 'GSUP_MAX_RESTARTS', 'GSUP_RESTART_DELAY', 'GSUP_SUBREAPER', 'GSUP_PM2', 'GSUP_VERBOSE', 'GSUP_LOG_FORMAT', 'GSUP_HEALTH_CMD', 'GSUP_HEALTH_URL', 'GSUP_HEALTH_FILE', 'GSUP_HEALTH_MAX_AGE', 'GSUP_HEALTH_INTERVAL', 'GSUP_HEALTH_TIMEOUT', 'GSUP_HEALTH_RETRIES', 'GSUP_HEALTH_START_PERIOD', 'GSUP_HEALTH_START_INTERVAL', 'GSUP_STATUS_PORT', 'GSUP_STATUS_HOST', 'GSUP_GRACE']) {
+    for (const variable of [
+      'GSUP_KILL_TIMEOUT',
+      'GSUP_TARGET',
+      'GSUP_REWRITE',
+      'GSUP_STOP_DELAY',
+      'GSUP_ON_EXIT',
+      'GSUP_SUCCESS_EXIT',
+      'GSUP_RESTART',
+      'GSUP_MAX_RESTARTS',
+      'GSUP_RESTART_DELAY',
+      'GSUP_SUBREAPER',
+      'GSUP_PM2',
+      'GSUP_VERBOSE',
+      'GSUP_LOG_FORMAT',
+      'GSUP_HEALTH_CMD',
+      'GSUP_HEALTH_URL',
+      'GSUP_HEALTH_FILE',
+      'GSUP_HEALTH_MAX_AGE',
+      'GSUP_HEALTH_INTERVAL',
+      'GSUP_HEALTH_TIMEOUT',
+      'GSUP_HEALTH_RETRIES',
+      'GSUP_HEALTH_START_PERIOD',
+      'GSUP_HEALTH_START_INTERVAL',
+      'GSUP_STATUS_PORT',
+      'GSUP_STATUS_HOST',
+      'GSUP_GRACE',
+    ]) {
       expect(text).toContain(variable);
     }
     // Three examples: Docker, npx tsx, pm2 start.

@@ -14,7 +14,14 @@ export class FakePlatform implements Platform {
   };
 
   add(info: Partial<ProcessInfo> & { pid: number; ppid: number }): ProcessInfo {
-    const full: ProcessInfo = { pgid: info.pid, sid: info.pid, state: 'S', startTime: 1000 + info.pid, name: 'fake', ...info };
+    const full: ProcessInfo = {
+      pgid: info.pid,
+      sid: info.pid,
+      state: 'S',
+      startTime: 1000 + info.pid,
+      name: 'fake',
+      ...info,
+    };
     this.processes.set(full.pid, full);
     return full;
   }
@@ -57,7 +64,10 @@ export class FakePlatform implements Platform {
   }
   kill(pid: number, signal: SignalName) {
     this.kills.push({ pid, signal });
-    const hit = pid < 0 ? [...this.processes.values()].filter((info) => info.pgid === -pid) : [this.processes.get(pid)].filter(Boolean);
+    const hit =
+      pid < 0
+        ? [...this.processes.values()].filter((info) => info.pgid === -pid)
+        : [this.processes.get(pid)].filter(Boolean);
     for (const info of hit) this.onSignal(info as ProcessInfo, signal);
     return hit.length > 0;
   }
@@ -78,7 +88,8 @@ export class FakePlatform implements Platform {
     return reached;
   }
   signalGroup(leader: ProcessInfo, signal: SignalName) {
-    if (leader.pid !== leader.pgid || !this.same(leader) || this.processes.get(leader.pid)!.pgid !== leader.pgid) return false;
+    if (leader.pid !== leader.pgid || !this.same(leader) || this.processes.get(leader.pid)!.pgid !== leader.pgid)
+      return false;
     return this.kill(-leader.pgid, signal);
   }
   /** gsup's child, held by its number (as where there are no pidfds): only while the engine says it is unreaped. */
@@ -114,7 +125,8 @@ export class FakePlatform implements Platform {
       if (next) this.processes.delete(next.pid);
       return next ?? 'none';
     };
-    this.ownChildren = () => [...this.processes.values()].filter((info) => info.ppid === gsupPid).map((info) => info.pid);
+    this.ownChildren = () =>
+      [...this.processes.values()].filter((info) => info.ppid === gsupPid).map((info) => info.pid);
   }
 
   /** A child of gsup dies with this status: a zombie until reaped. */

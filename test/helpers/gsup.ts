@@ -86,7 +86,16 @@ export class Run {
       const parts = (partial + chunk).split('\n');
       partial = parts.pop()!;
       // A terminal echoes Ctrl+C as ^C before the next output on the same line.
-      into.push(...(this.pty ? parts.map((line) => line.replace(/\r/g, '').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\^[A-Z]/g, '')) : parts));
+      into.push(
+        ...(this.pty
+          ? parts.map((line) =>
+              line
+                .replace(/\r/g, '')
+                .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+                .replace(/\^[A-Z]/g, ''),
+            )
+          : parts),
+      );
       this.notify();
     });
   }
@@ -96,7 +105,10 @@ export class Run {
   }
 
   /** Waits for a line of stdout (or stderr) matching `pattern`; fails after `timeoutMs`. */
-  waitForLine(pattern: RegExp, { stream = 'stdout', timeoutMs = 10_000 }: { stream?: 'stdout' | 'stderr'; timeoutMs?: number } = {}): Promise<RegExpMatchArray> {
+  waitForLine(
+    pattern: RegExp,
+    { stream = 'stdout', timeoutMs = 10_000 }: { stream?: 'stdout' | 'stderr'; timeoutMs?: number } = {},
+  ): Promise<RegExpMatchArray> {
     const lines = stream === 'stdout' ? this.stdout : this.stderr;
     return new Promise((resolve, reject) => {
       const check = () => {
@@ -110,7 +122,11 @@ export class Run {
         }
         if (this.exit) {
           cleanup();
-          reject(new Error(`exited (${JSON.stringify(this.exit)}) before a line matched ${pattern} on ${stream}:\n${this.transcript()}`));
+          reject(
+            new Error(
+              `exited (${JSON.stringify(this.exit)}) before a line matched ${pattern} on ${stream}:\n${this.transcript()}`,
+            ),
+          );
         }
       };
       const timer = setTimeout(() => {
@@ -141,7 +157,10 @@ export class Run {
   async finished(timeoutMs = 15_000): Promise<Exit> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`did not exit within ${timeoutMs}ms:\n${this.transcript()}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`did not exit within ${timeoutMs}ms:\n${this.transcript()}`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.exited, timeout]);
@@ -185,7 +204,10 @@ export const unshareWorks: boolean = (() => {
 /** gsup as PID 1 of a new PID namespace, the way a container runs it. */
 export function gsupAsPid1(args: string[], options: RunOptions & { node?: string[] } = {}): Run {
   const node = [process.execPath, ...(options.node ?? [])];
-  return new Run('unshare', ['--pid', '--fork', '--mount-proc', ...node, GSUP, ...args], { ...options, namespaced: true });
+  return new Run('unshare', ['--pid', '--fork', '--mount-proc', ...node, GSUP, ...args], {
+    ...options,
+    namespaced: true,
+  });
 }
 
 /** The pid, seen from here, of gsup running as PID 1 under `unshare` (unshare's child). */

@@ -23,4 +23,3 @@ export function factsWith(base: Partial<MachineConfig> = {}) {
     signalNumber,
   });
 }
-

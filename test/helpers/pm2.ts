@@ -55,7 +55,11 @@ export class Pm2Home {
   dispose(): void {
     if (existsSync(join(this.path, 'pm2.pid')) || existsSync(join(this.path, 'rpc.sock'))) {
       try {
-        execFileSync(process.execPath, [PM2, 'kill'], { env: { ...process.env, PM2_HOME: this.path }, stdio: 'ignore', timeout: 20_000 });
+        execFileSync(process.execPath, [PM2, 'kill'], {
+          env: { ...process.env, PM2_HOME: this.path },
+          stdio: 'ignore',
+          timeout: 20_000,
+        });
       } catch {
         // already gone
       }

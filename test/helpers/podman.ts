@@ -14,9 +14,26 @@ export class Container {
   readonly name = `gsup-test-${process.pid}-${++count}`;
   readonly out = mkdtempSync(join(tmpdir(), 'gsup-out-'));
 
-  constructor(command: string[], { env = {}, network = 'none' }: { env?: Record<string, string>; network?: string } = {}) {
+  constructor(
+    command: string[],
+    { env = {}, network = 'none' }: { env?: Record<string, string>; network?: string } = {},
+  ) {
     const envArgs = Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
-    podman(['run', '-d', '--network', network, '--name', this.name, '-v', `${ROOT}:/src:ro`, '-v', `${this.out}:/out`, ...envArgs, IMAGE, ...command]);
+    podman([
+      'run',
+      '-d',
+      '--network',
+      network,
+      '--name',
+      this.name,
+      '-v',
+      `${ROOT}:/src:ro`,
+      '-v',
+      `${this.out}:/out`,
+      ...envArgs,
+      IMAGE,
+      ...command,
+    ]);
   }
 
   /** stdout and stderr so far, line by line. */
@@ -34,7 +51,8 @@ export class Container {
     for (;;) {
       const line = this.logs().find((candidate) => pattern.test(candidate));
       if (line) return line;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} in the logs of ${this.name}:\n${this.logs().join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${pattern} in the logs of ${this.name}:\n${this.logs().join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

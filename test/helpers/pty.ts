@@ -8,7 +8,11 @@ import { GSUP, Run, type RunOptions } from './gsup.js';
 /** Whether `script` can run a command on a pty here; else why not. */
 export const ptySkipReason: string | undefined = (() => {
   try {
-    const out = execFileSync('script', ['-qefc', 'tty', '/dev/null'], { encoding: 'utf8', timeout: 10_000, stdio: ['pipe', 'pipe', 'ignore'] });
+    const out = execFileSync('script', ['-qefc', 'tty', '/dev/null'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     return /\/dev\/pts\//.test(out) ? undefined : `script printed no pty name (${out.trim()})`;
   } catch (error) {
     return `util-linux script is not usable: ${(error as Error).message.split('\n')[0]}`;

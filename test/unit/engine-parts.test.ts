@@ -82,7 +82,8 @@ describe('ProcessTree', () => {
   });
 });
 
-const names = (targets: Target[]) => targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort();
+const names = (targets: Target[]) =>
+  targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort();
 
 describe('plan', () => {
   function setup(): FakePlatform {
@@ -161,7 +162,12 @@ describe('Logger', () => {
     lines.length = 0;
     const json = new Logger({ verbosity: 1, format: 'json', write: (line) => lines.push(line) });
     json.info('forward', 'SIGHUP', { signal: 'SIGHUP' });
-    expect(JSON.parse(lines[0])).toMatchObject({ level: 'info', event: 'forward', message: 'SIGHUP', signal: 'SIGHUP' });
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'info',
+      event: 'forward',
+      message: 'SIGHUP',
+      signal: 'SIGHUP',
+    });
     const quiet = new Logger({ verbosity: -1, write: (line) => lines.push(line) });
     quiet.warn('x', 'no');
     expect(lines).toHaveLength(1);
@@ -213,7 +219,9 @@ describe('CommandLines: read ahead, off the loop, never waited for long', () => 
 
   it('wants node processes, gsup’s children, session leaders and the ten oldest; forgets what is gone', async () => {
     const platform = new FakePlatform();
-    const all = Array.from({ length: 30 }, (_, index) => platform.add({ pid: 100 + index, ppid: 1, pgid: 1, sid: 1, name: 'sleep', startTime: 5000 - index }));
+    const all = Array.from({ length: 30 }, (_, index) =>
+      platform.add({ pid: 100 + index, ppid: 1, pgid: 1, sid: 1, name: 'sleep', startTime: 5000 - index }),
+    );
     const node = platform.add({ pid: 200, ppid: 1, pgid: 1, sid: 1, name: 'node', startTime: 9000 });
     const child = platform.add({ pid: 201, ppid: process.pid, pgid: 1, sid: 1, name: 'sh', startTime: 9001 });
     const lines = new CommandLines(platform);

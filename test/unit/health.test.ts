@@ -7,7 +7,14 @@ import { currentPlatform } from '../../src/platform/index.js';
 import { linuxPlatform } from '../../src/platform/linux.js';
 import { waitFor } from '../helpers/proc.js';
 
-const config: HealthConfig = { maxAgeMs: 60_000, intervalMs: 30_000, timeoutMs: 5000, retries: 3, startIntervalMs: 5000, startPeriodMs: 10_000 };
+const config: HealthConfig = {
+  maxAgeMs: 60_000,
+  intervalMs: 30_000,
+  timeoutMs: 5000,
+  retries: 3,
+  startIntervalMs: 5000,
+  startPeriodMs: 10_000,
+};
 const ok = { ok: true, detail: 'exit 0' };
 const failed = { ok: false, detail: 'exit 1' };
 
@@ -128,7 +135,11 @@ describe('a probe command that times out (a real sh)', () => {
       reaped: done,
       ended: done,
     } as ProbeContext;
-    const result = await probeAll({ ...config, cmd: 'sleep 30', file: undefined, timeoutMs: 200 }, context, new AbortController().signal);
+    const result = await probeAll(
+      { ...config, cmd: 'sleep 30', file: undefined, timeoutMs: 200 },
+      context,
+      new AbortController().signal,
+    );
     // The result comes in the timer's callback, where the SIGKILL was sent: sh is still a child of Node's, unreaped.
     expect(result).toEqual({ ok: false, detail: 'timed out after 200 ms' });
     expect(events).toEqual(['spawned']);

@@ -17,7 +17,9 @@ describe('layout', () => {
   it(`no file in src/ is over ${MAX_LINES} lines`, () => {
     const files = sources(join(ROOT, 'src'));
     expect(files.length).toBeGreaterThan(20);
-    const long = files.map((path) => [relative(ROOT, path), readFileSync(path, 'utf8').split('\n').length - 1] as const).filter(([, lines]) => lines > MAX_LINES);
+    const long = files
+      .map((path) => [relative(ROOT, path), readFileSync(path, 'utf8').split('\n').length - 1] as const)
+      .filter(([, lines]) => lines > MAX_LINES);
     expect(long).toEqual([]);
   });
 });

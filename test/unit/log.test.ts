@@ -66,7 +66,14 @@ function fakeStderr() {
     if (state.room !== Infinity) state.room -= length;
     return length;
   };
-  return { taken, state, output: new StderrOutput((count) => `lost ${count}\n`, () => put) };
+  return {
+    taken,
+    state,
+    output: new StderrOutput(
+      (count) => `lost ${count}\n`,
+      () => put,
+    ),
+  };
 }
 
 describe('StderrOutput: a stderr that does not drain is never waited for', () => {

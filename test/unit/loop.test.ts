@@ -99,7 +99,8 @@ function setup({ reaping = false }: { reaping?: boolean } = {}) {
   return { platform, commands, lines, start, ignoreStop };
 }
 
-const killsOf = (platform: FakePlatform, signal: SignalName) => platform.kills.filter((kill) => kill.signal === signal).map((kill) => kill.pid);
+const killsOf = (platform: FakePlatform, signal: SignalName) =>
+  platform.kills.filter((kill) => kill.signal === signal).map((kill) => kill.pid);
 
 describe('the loop, phase by phase', () => {
   it('running: a forwarded signal goes to the command’s group at once, before any look at the tree', async () => {
@@ -380,17 +381,20 @@ describe('the loop, phase by phase', () => {
   it.each([
     ['swallowed by Node’s start-up handler (PID 1)', { attach: () => {}, swallowed: 'SIGTERM' as const }],
     ['held by gsup’s handlers', { attach: (listener: (signal: SignalName) => void) => listener('SIGTERM') }],
-  ])('-r TERM:USR1 and a SIGTERM before the spawn, %s: no stop signal, so the command starts and gets SIGUSR1', async (_, inbox) => {
-    const { platform, start, commands } = setup();
-    const handle = start({ inbox, rewrite: new Map([['SIGTERM', 'SIGUSR1']]) });
-    await advance(100);
-    expect(commands).toHaveLength(1);
-    expect(killsOf(platform, 'SIGUSR1')).toEqual([-500]);
-    expect(killsOf(platform, 'SIGTERM')).toEqual([]);
-    handle.signal('SIGINT');
-    await advance(100);
-    expect((await handle.exited).exitCode).toBe(130);
-  });
+  ])(
+    '-r TERM:USR1 and a SIGTERM before the spawn, %s: no stop signal, so the command starts and gets SIGUSR1',
+    async (_, inbox) => {
+      const { platform, start, commands } = setup();
+      const handle = start({ inbox, rewrite: new Map([['SIGTERM', 'SIGUSR1']]) });
+      await advance(100);
+      expect(commands).toHaveLength(1);
+      expect(killsOf(platform, 'SIGUSR1')).toEqual([-500]);
+      expect(killsOf(platform, 'SIGTERM')).toEqual([]);
+      handle.signal('SIGINT');
+      await advance(100);
+      expect((await handle.exited).exitCode).toBe(130);
+    },
+  );
 
   it('an internal error stops the tree with the normal sequence and exits 125', async () => {
     const { platform, start } = setup();

@@ -15,8 +15,24 @@ const facts = factsWith();
 const record = initialState().record;
 const run = { id: 1, startedAt: 0, app: 'ready' } as const;
 const exit0 = { code: 0, signal: null };
-const stop = (overrides: Partial<Stop> = {}): Stop => ({ signal: 'SIGTERM', then: 'exit', cause: 'signal', received: 1, again: undefined, plan: undefined, ...overrides });
-const info = (pid: number, pgid: number): ProcessInfo => ({ pid, ppid: 1, pgid, sid: pgid, state: 'S', startTime: pid, name: 'app' });
+const stop = (overrides: Partial<Stop> = {}): Stop => ({
+  signal: 'SIGTERM',
+  then: 'exit',
+  cause: 'signal',
+  received: 1,
+  again: undefined,
+  plan: undefined,
+  ...overrides,
+});
+const info = (pid: number, pgid: number): ProcessInfo => ({
+  pid,
+  ppid: 1,
+  pgid,
+  sid: pgid,
+  state: 'S',
+  startTime: pid,
+  name: 'app',
+});
 
 /** One state of every phase, with the data it needs. */
 const PHASES: { [P in Phase]: State } = {
@@ -24,7 +40,13 @@ const PHASES: { [P in Phase]: State } = {
   running: { phase: 'running', record: { ...record, runs: 1 }, run },
   exited: { phase: 'exited', record, run, exit: exit0, restart: undefined },
   daemons: { phase: 'daemons', record: { ...record, stayed: true }, run, exit: exit0 },
-  restarting: { phase: 'restarting', record, run, exit: { code: 1, signal: null }, restart: { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' } },
+  restarting: {
+    phase: 'restarting',
+    record,
+    run,
+    exit: { code: 1, signal: null },
+    restart: { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' },
+  },
   'stop-delay': { phase: 'stop-delay', record, run, exit: undefined, stop: stop() },
   stopping: { phase: 'stopping', record, run, exit: undefined, stop: stop() },
   killing: { phase: 'killing', record, run, exit: undefined, stop: stop(), killStartedAt: 99_000 },
@@ -59,36 +81,51 @@ const logged = (effects: Effect[]) => effects.flatMap((effect) => (effect.kind =
 
 describe('step: every phase × every input', () => {
   for (const [phase, state] of Object.entries(PHASES)) {
-    it.each(INPUTS.map((input) => [`${input.kind} ${JSON.stringify(input).slice(0, 60)}`, input] as const))(`${phase} + %s`, (_, input) => {
-      const before = JSON.stringify(state);
-      const { state: next, effects } = step(state, input, facts());
-      expect(JSON.stringify(state)).toBe(before); // pure: the old state is untouched
-      // The end is said once, as an effect, exactly when the phase becomes done.
-      expect(kinds(effects).filter((kind) => kind === 'exit')).toHaveLength(next.phase === 'done' && state.phase !== 'done' ? 1 : 0);
-      if (state.phase === 'done') {
-        expect(next).toBe(state);
-        expect(effects).toEqual([]);
-      }
-      // A stop that begins is announced and pauses the probes.
-      if (kinds(effects).includes('begin-stop')) expect(kinds(effects)).toContain('pause-health');
-      // Only an exited supervision exits with a status of 0 after failed health checks.
-      const end = effects.find((effect) => effect.kind === 'exit');
-      if (end?.kind === 'exit' && next.record.unhealthyExit) expect(end.exitCode).not.toBe(0);
-    });
+    it.each(INPUTS.map((input) => [`${input.kind} ${JSON.stringify(input).slice(0, 60)}`, input] as const))(
+      `${phase} + %s`,
+      (_, input) => {
+        const before = JSON.stringify(state);
+        const { state: next, effects } = step(state, input, facts());
+        expect(JSON.stringify(state)).toBe(before); // pure: the old state is untouched
+        // The end is said once, as an effect, exactly when the phase becomes done.
+        expect(kinds(effects).filter((kind) => kind === 'exit')).toHaveLength(
+          next.phase === 'done' && state.phase !== 'done' ? 1 : 0,
+        );
+        if (state.phase === 'done') {
+          expect(next).toBe(state);
+          expect(effects).toEqual([]);
+        }
+        // A stop that begins is announced and pauses the probes.
+        if (kinds(effects).includes('begin-stop')) expect(kinds(effects)).toContain('pause-health');
+        // Only an exited supervision exits with a status of 0 after failed health checks.
+        const end = effects.find((effect) => effect.kind === 'exit');
+        if (end?.kind === 'exit' && next.record.unhealthyExit) expect(end.exitCode).not.toBe(0);
+      },
+    );
   }
 });
 
 describe('step: the decisions, one by one', () => {
   it('a stop signal: the first starts the stop (a fresh look, the kill timeout), with the stop delay for SIGTERM only', () => {
-    const first = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts({ stopDelay: 2000 }));
+    const first = step(
+      PHASES.running,
+      { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+      facts({ stopDelay: 2000 }),
+    );
     expect(first.state.phase).toBe('stop-delay');
     expect(first.effects).toContainEqual({ kind: 'set-timer', name: 'stop-delay', ms: 2000 });
     // A look as the delay begins: who was there, so the summary can count what then exits by itself.
     expect(first.effects).toContainEqual({ kind: 'look', delayMs: 0 });
     expect(kinds(first.effects)).not.toContain('stop-round');
     // One line, in the order things happen: the wait, then the stop signal (never "stopping the tree" before the wait).
-    expect(logged(first.effects)).toEqual(['SIGTERM received: waiting 2.00s before forwarding SIGTERM to the tree (kill timeout 10.00s)']);
-    const int = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' }, facts({ stopDelay: 2000 }));
+    expect(logged(first.effects)).toEqual([
+      'SIGTERM received: waiting 2.00s before forwarding SIGTERM to the tree (kill timeout 10.00s)',
+    ]);
+    const int = step(
+      PHASES.running,
+      { kind: 'stop-signal', signal: 'SIGINT', reason: 'SIGINT received' },
+      facts({ stopDelay: 2000 }),
+    );
     expect(int.state.phase).toBe('stopping');
     expect(int.effects).toContainEqual({ kind: 'set-timer', name: 'kill-timeout', ms: 10_000 });
     expect(int.effects).toContainEqual({ kind: 'look', delayMs: 0 });
@@ -99,7 +136,9 @@ describe('step: the decisions, one by one', () => {
     const restart = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
     const exited: State = { phase: 'exited', record, run, exit: { code: 1, signal: null }, restart };
     const stopping = step(exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts());
-    expect(logged(stopping.effects)).toEqual(['command exited (code 1) leaving 1 process(es), before its restart: stopping the tree with SIGTERM (kill timeout 10.00s)']);
+    expect(logged(stopping.effects)).toEqual([
+      'command exited (code 1) leaving 1 process(es), before its restart: stopping the tree with SIGTERM (kill timeout 10.00s)',
+    ]);
     const restarting = step(stopping.state, { kind: 'child-gone', treeGone: true }, facts());
     expect(restarting.state.phase).toBe('restarting');
     expect(logged(restarting.effects)).toEqual(['command exited with code 1 (restart 1 of 10): restarting in 1.00s']);
@@ -118,7 +157,11 @@ describe('step: the decisions, one by one', () => {
   });
 
   it('the third stop signal kills the tree at once', () => {
-    const third = step({ ...PHASES.stopping, stop: stop({ received: 2 }) } as State, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    const third = step(
+      { ...PHASES.stopping, stop: stop({ received: 2 }) } as State,
+      { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+      facts(),
+    );
     expect(third.state.phase).toBe('killing');
     expect(kinds(third.effects)).toEqual(expect.arrayContaining(['clear-timer', 'kill-command-group', 'look']));
     expect(logged(third.effects)).toEqual(['SIGTERM received: third stop signal, killing the tree now']);
@@ -154,44 +197,80 @@ describe('step: the decisions, one by one', () => {
   });
 
   it('a stop signal cancels a restart: during its delay (no spawn, the last status), and during the stop of what the last run left', () => {
-    const waiting = step(PHASES.restarting, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    const waiting = step(
+      PHASES.restarting,
+      { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+      facts(),
+    );
     expect(waiting.state.phase).toBe('ending');
     expect(kinds(waiting.effects)).not.toContain('spawn');
     expect(logged(waiting.effects)).toEqual(['SIGTERM received: no restart']);
     const plan = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
-    const cleanup: State = { phase: 'stopping', record, run, exit: { code: 1, signal: null }, stop: stop({ then: 'restart', cause: 'gsup', received: 0, plan }) };
+    const cleanup: State = {
+      phase: 'stopping',
+      record,
+      run,
+      exit: { code: 1, signal: null },
+      stop: stop({ then: 'restart', cause: 'gsup', received: 0, plan }),
+    };
     const cancelled = step(cleanup, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
     expect(cancelled.state.phase === 'stopping' && cancelled.state.stop.then).toBe('exit');
     const ended = step(cancelled.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
     expect(ended.state.phase).toBe('ending'); // not restarting
     // Without the stop signal, the same stop ends in the restart.
-    expect(step(cleanup, { kind: 'looked', alive: [], commandPgid: undefined }, facts()).state.phase).toBe('restarting');
+    expect(step(cleanup, { kind: 'looked', alive: [], commandPgid: undefined }, facts()).state.phase).toBe(
+      'restarting',
+    );
   });
 
   it('the restart log counts quick failures only: "restart 1 of 10" after a quick run, "not counted" after a run of 10 s or more (never "restart 0 of 10")', () => {
-    const failed: Input = { kind: 'command-exit', run: 1, exit: { code: 1, signal: null }, sent: new Set(), treeGone: true, mayHaveDaemon: false, wrapper: false };
+    const failed: Input = {
+      kind: 'command-exit',
+      run: 1,
+      exit: { code: 1, signal: null },
+      sent: new Set(),
+      treeGone: true,
+      mayHaveDaemon: false,
+      wrapper: false,
+    };
     const quick = step(PHASES.running, failed, facts({ restart: 'on-failure' }, 2_000));
     expect(logged(quick.effects)).toEqual(['command exited with code 1 (restart 1 of 10): restarting in 1.00s']);
     const long = step(PHASES.running, failed, facts({ restart: 'on-failure' }, 3_600_000));
-    expect(logged(long.effects)).toEqual(['command exited with code 1 (ran 10s or more: not counted toward --max-restarts 10): restarting in 1.00s']);
+    expect(logged(long.effects)).toEqual([
+      'command exited with code 1 (ran 10s or more: not counted toward --max-restarts 10): restarting in 1.00s',
+    ]);
     expect(logged(long.effects).join()).not.toMatch(/restart 0 of/);
   });
 
   it('after a stop for failed health checks, gsup never exits 0 (an app that exits 0 on SIGTERM has still failed)', () => {
     const unhealthy = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts());
     expect(unhealthy.state.phase).toBe('stopping');
-    const gone = step({ ...unhealthy.state, exit: exit0 } as State, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    const gone = step(
+      { ...unhealthy.state, exit: exit0 } as State,
+      { kind: 'looked', alive: [], commandPgid: undefined },
+      facts(),
+    );
     const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
     expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 1 });
   });
 
   it('--on-exit stop: what the command left is stopped (SIGTERM, no delay, a stop gsup began: the first signal received joins it)', () => {
-    const left = step(PHASES.exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts({ onExit: 'stop', stopDelay: 5000 }));
+    const left = step(
+      PHASES.exited,
+      { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 },
+      facts({ onExit: 'stop', stopDelay: 5000 }),
+    );
     expect(left.state.phase).toBe('stopping');
-    expect(left.state.phase === 'stopping' && left.state.stop).toMatchObject({ signal: 'SIGTERM', cause: 'gsup', received: 0 });
+    expect(left.state.phase === 'stopping' && left.state.stop).toMatchObject({
+      signal: 'SIGTERM',
+      cause: 'gsup',
+      received: 0,
+    });
     expect(kinds(left.effects)).toContain('begin-stop');
     // auto: exit 0 leaving only daemons outside the command's group → stay for them.
-    expect(step(PHASES.exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts()).state.phase).toBe('daemons');
+    expect(
+      step(PHASES.exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts()).state.phase,
+    ).toBe('daemons');
   });
 
   it('pairs no test covered before: a fault in the stop delay, the restart wait and the end; a health verdict after the exit; a stop signal while staying for daemons', () => {
@@ -205,13 +284,27 @@ describe('step: the decisions, one by one', () => {
     const endOfFault = step(endingFault.state, { kind: 'swept', notYet: 0 }, facts());
     expect(endOfFault.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 125 });
     expect(step(PHASES.exited, { kind: 'health', run: 1, unhealthy: true }, facts()).state).toBe(PHASES.exited);
-    const daemons = step(PHASES.daemons, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
+    const daemons = step(
+      PHASES.daemons,
+      { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+      facts(),
+    );
     expect(daemons.state.phase).toBe('stopping');
     expect(daemons.state.phase === 'stopping' && daemons.state.exit).toEqual(exit0);
   });
 
   it('staying for daemons, the last one reaped gives gsup its status', () => {
-    const reaped = step(PHASES.daemons, { kind: 'reaped', exits: [{ code: 3, signal: null }, { code: 4, signal: null }] }, facts());
+    const reaped = step(
+      PHASES.daemons,
+      {
+        kind: 'reaped',
+        exits: [
+          { code: 3, signal: null },
+          { code: 4, signal: null },
+        ],
+      },
+      facts(),
+    );
     const gone = step(reaped.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
     const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
     expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 4 });
@@ -224,9 +317,17 @@ describe('step: the decisions, one by one', () => {
   });
 
   it('killing gives up after 5 s of SIGKILL that does not end what is left', () => {
-    const stuck = step(PHASES.killing, { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 }, facts({}, 99_000 + 5001));
+    const stuck = step(
+      PHASES.killing,
+      { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 },
+      facts({}, 99_000 + 5001),
+    );
     expect(kinds(stuck.effects)).toEqual(expect.arrayContaining(['give-up-killing', 'end-stop']));
-    const still = step(PHASES.killing, { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 }, facts({}, 99_000 + 100));
+    const still = step(
+      PHASES.killing,
+      { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 },
+      facts({}, 99_000 + 100),
+    );
     expect(kinds(still.effects)).toEqual(['kill-round', 'look']);
   });
 });
@@ -239,12 +340,22 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
       const result = step(state, input, facts());
       lines.push(...logged(result.effects));
       const end = result.effects.find((effect) => effect.kind === 'exit');
-      return end?.kind === 'exit' ? { ...result.state, phase: 'done', exitCode: end.exitCode } as State : result.state;
+      return end?.kind === 'exit'
+        ? ({ ...result.state, phase: 'done', exitCode: end.exitCode } as State)
+        : result.state;
     };
     let state = feed(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' });
     state = feed(state, { kind: 'reaped', exits });
     const sent = new Set(['SIGTERM'] as const);
-    state = feed(state, { kind: 'command-exit', run: 1, exit: command, sent, treeGone: true, mayHaveDaemon: false, wrapper });
+    state = feed(state, {
+      kind: 'command-exit',
+      run: 1,
+      exit: command,
+      sent,
+      treeGone: true,
+      mayHaveDaemon: false,
+      wrapper,
+    });
     state = feed(state, { kind: 'swept', notYet: 0 });
     if (state.phase !== 'done') throw new Error(`not done: ${state.phase}`);
     return { code: state.exitCode, lines };
@@ -254,11 +365,21 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
   it('the app behind it exited 0 (gsup reaped it): 0, and -v says why', () => {
     const { code, lines } = stopped([{ code: 0, signal: null }, term], term);
     expect(code).toBe(0);
-    expect(lines).toContain('the command died of signal SIGTERM, as a wrapper does when it passes the stop on; what it ran exited (code 0): gsup exits with that');
+    expect(lines).toContain(
+      'the command died of signal SIGTERM, as a wrapper does when it passes the stop on; what it ran exited (code 0): gsup exits with that',
+    );
   });
 
   it('a failure behind it wins: a code, or gsup’s SIGKILL (137)', () => {
-    expect(stopped([{ code: 0, signal: null }, { code: 3, signal: null }], term).code).toBe(3);
+    expect(
+      stopped(
+        [
+          { code: 0, signal: null },
+          { code: 3, signal: null },
+        ],
+        term,
+      ).code,
+    ).toBe(3);
     expect(stopped([{ code: null, signal: 'SIGKILL' }], term).code).toBe(137);
     expect(stopped([{ code: 0, signal: null }], { code: 143, signal: null }).code).toBe(0); // a shell that says 128+N
   });
@@ -273,7 +394,8 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
   it('a wrapper, by the command’s name as last seen (npm’s title), or its path before any look', () => {
     const wrappers = ['sh', 'bash', 'dash', 'npm start', 'npm exec tsx /w', '/usr/bin/npx', 'pnpm', 'yarn'];
     for (const name of wrappers) expect(isWrapper(name), name).toBe(true);
-    for (const name of ['node', 'tsx', 'shx', 'npmx', 'sleep', 'pm2', '/bin/shell']) expect(isWrapper(name), name).toBe(false);
+    for (const name of ['node', 'tsx', 'shx', 'npmx', 'sleep', 'pm2', '/bin/shell'])
+      expect(isWrapper(name), name).toBe(false);
   });
 
   it('a new run starts afresh: what was reaped in an earlier stop does not count', () => {
@@ -298,12 +420,20 @@ describe('readiness: what /readyz answers, from the state alone', () => {
   });
 
   it('not ready from the moment a stop signal arrives, before the stop delay', () => {
-    const delayed = step(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts({ stopDelay: 5000 })).state;
+    const delayed = step(
+      PHASES.running,
+      { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' },
+      facts({ stopDelay: 5000 }),
+    ).state;
     expect(delayed.phase).toBe('stop-delay');
     expect(readiness(delayed, 'healthy')).toEqual({ ready: false, reason: 'stopping' });
     const unhealthy = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts()).state;
     expect(readiness(unhealthy, 'unhealthy')).toEqual({ ready: false, reason: 'unhealthy' });
-    const restarting = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts({ restart: 'on-failure' })).state;
+    const restarting = step(
+      PHASES.running,
+      { kind: 'health', run: 1, unhealthy: true },
+      facts({ restart: 'on-failure' }),
+    ).state;
     expect(readiness(restarting, 'unhealthy')).toEqual({ ready: false, reason: 'restarting' });
   });
 });

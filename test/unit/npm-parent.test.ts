@@ -4,8 +4,18 @@ import { npmRunningGsup } from '../../src/npm-parent.js';
 describe('npmRunningGsup: npm ran gsup itself as its script', () => {
   it.each([
     [{ npm_command: 'exec', npm_lifecycle_event: 'npx', npm_lifecycle_script: "'gsup'" }, 'npx (npm exec)'],
-    [{ npm_command: 'run-script', npm_lifecycle_event: 'start', npm_lifecycle_script: 'gsup -- node server.js' }, 'npm run start'],
-    [{ npm_command: 'run-script', npm_lifecycle_event: 'start', npm_lifecycle_script: 'NODE_ENV=production exec node_modules/.bin/gsup -t 5s -- node server.js' }, 'npm run start'],
+    [
+      { npm_command: 'run-script', npm_lifecycle_event: 'start', npm_lifecycle_script: 'gsup -- node server.js' },
+      'npm run start',
+    ],
+    [
+      {
+        npm_command: 'run-script',
+        npm_lifecycle_event: 'start',
+        npm_lifecycle_script: 'NODE_ENV=production exec node_modules/.bin/gsup -t 5s -- node server.js',
+      },
+      'npm run start',
+    ],
   ])('%o: %s', (env, said) => {
     expect(npmRunningGsup(env)).toBe(said);
   });

@@ -82,8 +82,12 @@ describe('parseCommandLine', () => {
     expect((await parse(['--grace', '30s', 'x'])).killTimeout).toBe(29_000);
     expect((await parse(['--grace', '30s', '--stop-delay', '5s', 'x'])).killTimeout).toBe(24_000);
     expect((await parse(['--grace', '30s', '-t', '20s', '--stop-delay', '10s', 'x'])).killTimeout).toBe(20_000); // fits exactly
-    await expect(parse(['--grace', '30s', '-t', '25s', '--stop-delay', '10s', 'x'])).rejects.toThrow('--kill-timeout 25.00s + --stop-delay 10.00s is over --grace 30.00s by 5.00s');
-    await expect(parse(['--stop-delay', '3s', 'x'], { GSUP_GRACE: '2s' })).rejects.toThrow('--stop-delay 3.00s is over GSUP_GRACE 2.00s by 1.00s');
+    await expect(parse(['--grace', '30s', '-t', '25s', '--stop-delay', '10s', 'x'])).rejects.toThrow(
+      '--kill-timeout 25.00s + --stop-delay 10.00s is over --grace 30.00s by 5.00s',
+    );
+    await expect(parse(['--stop-delay', '3s', 'x'], { GSUP_GRACE: '2s' })).rejects.toThrow(
+      '--stop-delay 3.00s is over GSUP_GRACE 2.00s by 1.00s',
+    );
     expect((await parse(['-t', '3s', 'x'])).killTimeout).toBe(3000); // no grace: as given
   });
 
@@ -130,14 +134,23 @@ describe('parseCommandLine', () => {
     expect((await parse(['x'])).status).toBeUndefined();
     // No host given: the server takes `::` (IPv6 and IPv4), or 0.0.0.0 where there is no IPv6.
     expect((await parse(['--status-port', '9100', 'x'])).status).toEqual({ port: 9100, host: undefined });
-    expect((await parse(['x'], { GSUP_STATUS_PORT: '8081', GSUP_STATUS_HOST: '127.0.0.1' })).status).toEqual({ port: 8081, host: '127.0.0.1' });
-    await expect(parse(['--status-port', '70000', 'x'])).rejects.toThrow('invalid port "70000" for --status-port: expected 1-65535');
-    await expect(parse(['x'], { GSUP_STATUS_PORT: 'http' })).rejects.toThrow('invalid port "http" for GSUP_STATUS_PORT');
+    expect((await parse(['x'], { GSUP_STATUS_PORT: '8081', GSUP_STATUS_HOST: '127.0.0.1' })).status).toEqual({
+      port: 8081,
+      host: '127.0.0.1',
+    });
+    await expect(parse(['--status-port', '70000', 'x'])).rejects.toThrow(
+      'invalid port "70000" for --status-port: expected 1-65535',
+    );
+    await expect(parse(['x'], { GSUP_STATUS_PORT: 'http' })).rejects.toThrow(
+      'invalid port "http" for GSUP_STATUS_PORT',
+    );
   });
 
   it('--health-start-interval defaults to 5 s (Docker 25)', async () => {
     expect((await parse(['--health-cmd', 'true', 'x'])).health?.startIntervalMs).toBe(5000);
-    expect((await parse(['--health-cmd', 'true', '--health-start-interval', '200ms', 'x'])).health?.startIntervalMs).toBe(200);
+    expect(
+      (await parse(['--health-cmd', 'true', '--health-start-interval', '200ms', 'x'])).health?.startIntervalMs,
+    ).toBe(200);
   });
 
   it('has the spec defaults', async () => {
@@ -178,7 +191,12 @@ describe('parseCommandLine', () => {
   });
 
   it('stops at the command: its options are its own', async () => {
-    expect(await parse(['-t', '1s', 'node', '-e', '1', '-v'])).toMatchObject({ command: 'node', args: ['-e', '1', '-v'], killTimeout: 1000, verbosity: 0 });
+    expect(await parse(['-t', '1s', 'node', '-e', '1', '-v'])).toMatchObject({
+      command: 'node',
+      args: ['-e', '1', '-v'],
+      killTimeout: 1000,
+      verbosity: 0,
+    });
     expect(await parse(['--', '-weird-name'])).toMatchObject({ command: '-weird-name', args: [] });
   });
 

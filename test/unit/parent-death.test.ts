@@ -13,7 +13,14 @@ function ask(why: string | undefined | 'absent', ppidNow: number) {
   const lines: string[] = [];
   const received: SignalName[] = [];
   const logger = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
-  askForParentDeath('SIGTERM', 4242, platform, logger, (signal) => received.push(signal), () => ppidNow);
+  askForParentDeath(
+    'SIGTERM',
+    4242,
+    platform,
+    logger,
+    (signal) => received.push(signal),
+    () => ppidNow,
+  );
   return { asked, received, lines };
 }
 

@@ -13,7 +13,15 @@ import { waitFor } from '../helpers/proc.js';
 describe('/proc/PID/stat', () => {
   it('reads state, ppid, pgid, session and start time, whatever the command name holds', () => {
     const stat = '4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 ...';
-    expect(parseStat(4242, stat)).toEqual({ pid: 4242, name: 'my (odd) name', state: 'S', ppid: 1, pgid: 4242, sid: 4242, startTime: 987654 });
+    expect(parseStat(4242, stat)).toEqual({
+      pid: 4242,
+      name: 'my (odd) name',
+      state: 'S',
+      ppid: 1,
+      pgid: 4242,
+      sid: 4242,
+      startTime: 987654,
+    });
   });
 
   it('reads this process, and knows a zombie is not alive', async () => {
@@ -47,7 +55,12 @@ describe('the platform of this machine', () => {
 
 describe('ps output', () => {
   it('parses a line of `ps -o pid=,ppid=,pgid=,stat=,lstart=`', () => {
-    expect(parsePsLine('  123   1   123 Ss   Sun Nov 22 12:00:01 2026')).toMatchObject({ pid: 123, ppid: 1, pgid: 123, state: 'S' });
+    expect(parsePsLine('  123   1   123 Ss   Sun Nov 22 12:00:01 2026')).toMatchObject({
+      pid: 123,
+      ppid: 1,
+      pgid: 123,
+      state: 'S',
+    });
     expect(parsePsLine('  124 123   123 Z+   Sun Nov 22 12:00:02 2026')?.state).toBe('Z');
     expect(parsePsLine('garbage')).toBeUndefined();
   });
@@ -64,16 +77,20 @@ describe.each([
 
   /** A real process in a group of its own that prints each signal it gets. */
   async function target(): Promise<{ info: ProcessInfo; signals: string[] }> {
-    const child = spawn(process.execPath, ['-e', "process.on('SIGUSR2', () => console.log('SIGUSR2')); console.log('ready'); setInterval(() => {}, 1000)"], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-e', "process.on('SIGUSR2', () => console.log('SIGUSR2')); console.log('ready'); setInterval(() => {}, 1000)"],
+      {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     children.push(child);
     const signals: string[] = [];
     let ready!: () => void;
     const isReady = new Promise<void>((resolve) => (ready = resolve));
     child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-      for (const line of text.split('\n').filter(Boolean)) (line === 'ready' ? ready() : signals.push(line));
+      for (const line of text.split('\n').filter(Boolean)) line === 'ready' ? ready() : signals.push(line);
     });
     await isReady;
     const info = (await platform.processInfo(child.pid!))!;
@@ -124,11 +141,15 @@ describe('koffi’s binary: only from gsup’s own package, the build for node�
       '/app/node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node',
     ]);
     // A clone anywhere: its own node_modules alone (not /tmp/@koromix, not /tmp/node_modules).
-    expect(koffiPlaces(fromDist('/tmp/gsup'), 'linux', 'x64', undefined).every((path) => path.startsWith('/tmp/gsup/node_modules/'))).toBe(true);
+    expect(
+      koffiPlaces(fromDist('/tmp/gsup'), 'linux', 'x64', undefined).every((path) =>
+        path.startsWith('/tmp/gsup/node_modules/'),
+      ),
+    ).toBe(true);
     // Run from source (the tests): the checkout's node_modules.
-    expect(koffiPlaces(pathToFileURL(join(ROOT, 'src/platform/linux-native.ts')).href, 'linux', 'x64', 'glibc')[0]).toBe(
-      join(ROOT, 'node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node'),
-    );
+    expect(
+      koffiPlaces(pathToFileURL(join(ROOT, 'src/platform/linux-native.ts')).href, 'linux', 'x64', 'glibc')[0],
+    ).toBe(join(ROOT, 'node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node'));
   });
 
   it('tells the C library by node’s ELF interpreter', () => {
@@ -150,6 +171,8 @@ describe('koffi’s binary: only from gsup’s own package, the build for node�
     expect(interpreterOf(elf('/lib/ld-musl-x86_64.so.1'))).toBe('/lib/ld-musl-x86_64.so.1');
     expect(interpreterOf(elf('/lib64/ld-linux-x86-64.so.2'))).toBe('/lib64/ld-linux-x86-64.so.2');
     expect(interpreterOf(Buffer.from('#!/bin/sh\n'))).toBeUndefined();
-    expect(libcOf(process.execPath)).toBe(existsSync('/lib/ld-musl-x86_64.so.1') || existsSync('/lib/ld-musl-aarch64.so.1') ? 'musl' : 'glibc');
+    expect(libcOf(process.execPath)).toBe(
+      existsSync('/lib/ld-musl-x86_64.so.1') || existsSync('/lib/ld-musl-aarch64.so.1') ? 'musl' : 'glibc',
+    );
   });
 });

@@ -50,15 +50,25 @@ describe('pm2 routing', () => {
     const snapshot = await tree.scan();
     const targets = roots(snapshot, 'group', 1);
     const route = supervision.route(targets, snapshot, await supervision.find(snapshot), 'SIGUSR2', false);
-    expect(route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort()).toEqual(['g400', 'p300']);
+    expect(
+      route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort(),
+    ).toEqual(['g400', 'p300']);
     expect(route.pm2Kill).toEqual([]);
   });
 
   it('a stop: pm2 kill for the daemon (the pm2 CLI of node_modules/.bin), the group signal for the rest', async () => {
     const { tree, supervision } = pm2Setup();
     const snapshot = await tree.scan();
-    const route = supervision.route(roots(snapshot, 'group', 1), snapshot, await supervision.find(snapshot), 'SIGTERM', true);
-    expect(route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`))).toEqual(['g400']);
+    const route = supervision.route(
+      roots(snapshot, 'group', 1),
+      snapshot,
+      await supervision.find(snapshot),
+      'SIGTERM',
+      true,
+    );
+    expect(
+      route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)),
+    ).toEqual(['g400']);
     expect(route.pm2Kill.map((manager) => manager.info.pid)).toEqual([300]);
     expect([...route.managed].sort()).toEqual([300, 301, 302]);
   });
@@ -83,7 +93,15 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
     const tree = new ProcessTree(platform, GSUP);
     const lines: string[] = [];
     const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) });
-    const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: home, PATH: '' }, () => reaping, 'node', ROOT);
+    const supervision = new Pm2Supervision(
+      platform,
+      tree,
+      logger,
+      { PM2_HOME: home, PATH: '' },
+      () => reaping,
+      'node',
+      ROOT,
+    );
     return { platform, tree, supervision, lines, daemon };
   }
 
@@ -92,7 +110,9 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
     expect(await supervision.find(await tree.scan())).toEqual([]);
     expect(await supervision.find(await tree.scan())).toEqual([]);
     expect(lines.filter((line) => line.includes('is not ours'))).toHaveLength(1);
-    expect(lines[0]).toMatch(/pm2 God daemon 700 .* is not ours: started outside the tree \(no pm2 CLI of the tree was running when it started\); never signalled/);
+    expect(lines[0]).toMatch(
+      /pm2 God daemon 700 .* is not ours: started outside the tree \(no pm2 CLI of the tree was running when it started\); never signalled/,
+    );
   });
 
   it('a pm2 CLI of the tree lived when it started (no subreaper): adopted', async () => {
@@ -114,7 +134,10 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
 
   it('as PID 1 or subreaper: only a descendant is the tree’s, whatever the pid file says', async () => {
     const { tree, supervision } = outsideDaemon(true);
-    supervision.cliLived({ pid: 401, ppid: 400, pgid: 400, sid: 400, state: 'S', startTime: 1650, name: 'node' }, Infinity);
+    supervision.cliLived(
+      { pid: 401, ppid: 400, pgid: 400, sid: 400, state: 'S', startTime: 1650, name: 'node' },
+      Infinity,
+    );
     expect(await supervision.find(await tree.scan())).toEqual([]);
   });
 

@@ -10,7 +10,9 @@ describe('docs/kubernetes.md: the Kubernetes example', () => {
   const manifest = /## Kubernetes\n\n```yaml\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
 
   it('gsup accepts its environment, --grace equals terminationGracePeriodSeconds, and the probes use the status port', async () => {
-    const env = Object.fromEntries([...manifest.matchAll(/\{ name: (GSUP_\w+), value: "([^"]*)" \}/g)].map((match) => [match[1], match[2]]));
+    const env = Object.fromEntries(
+      [...manifest.matchAll(/\{ name: (GSUP_\w+), value: "([^"]*)" \}/g)].map((match) => [match[1], match[2]]),
+    );
     expect(Object.keys(env)).toEqual(expect.arrayContaining(['GSUP_GRACE', 'GSUP_STOP_DELAY', 'GSUP_STATUS_PORT']));
     const request = await parseCommandLine(['node', 'server.js'], env, '0.0.0', () => {});
     if (request.kind !== 'run') throw new Error('expected a run');
@@ -35,7 +37,14 @@ const slug = (heading: string) =>
 describe('README and docs/', () => {
   const files = ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`)];
   const text = (file: string) => readFileSync(join(ROOT, file), 'utf8');
-  const anchors = (file: string) => new Set([...text(file).replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.*)$/gm)].map((match) => slug(match[1])));
+  const anchors = (file: string) =>
+    new Set(
+      [
+        ...text(file)
+          .replace(/```[\s\S]*?```/g, '')
+          .matchAll(/^#+ (.*)$/gm),
+      ].map((match) => slug(match[1])),
+    );
 
   it('the README is read in five minutes: 300 lines at most, its first lines the two commands', () => {
     const readme = text('README.md');

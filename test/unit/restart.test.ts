@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decideRestart, firstRestartState, type RestartMode, type RestartState } from '../../src/engine/machine/restart.js';
+import {
+  decideRestart,
+  firstRestartState,
+  type RestartMode,
+  type RestartState,
+} from '../../src/engine/machine/restart.js';
 
 /** The pure decision, threaded through its state the way the engine's step does. */
 class RestartPolicy {
@@ -9,7 +14,11 @@ class RestartPolicy {
     readonly maxRestarts: number,
     readonly restartDelay: number,
   ) {}
-  decide(exit: { code: number | null; signal: NodeJS.Signals | null; errorCode?: string }, livedMs: number, sent: ReadonlySet<NodeJS.Signals>) {
+  decide(
+    exit: { code: number | null; signal: NodeJS.Signals | null; errorCode?: string },
+    livedMs: number,
+    sent: ReadonlySet<NodeJS.Signals>,
+  ) {
     const { decision, state } = decideRestart(this.state, this, exit, livedMs, sent);
     this.state = state;
     return decision;
@@ -34,7 +43,10 @@ describe('RestartPolicy', () => {
   });
 
   it('always: exit 0 too', () => {
-    expect(new RestartPolicy('always', 10, 1000).decide({ code: 0, signal: null }, 5, none)).toMatchObject({ restart: true, reason: 'exited with code 0' });
+    expect(new RestartPolicy('always', 10, 1000).decide({ code: 0, signal: null }, 5, none)).toMatchObject({
+      restart: true,
+      reason: 'exited with code 0',
+    });
   });
 
   it('doubles the delay after each quick failure, up to 30 s, and gives up after maxRestarts in a row', () => {
@@ -46,7 +58,10 @@ describe('RestartPolicy', () => {
       delays.push(decision.delayMs);
     }
     expect(delays).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
-    expect(policy.decide(failed, 100, none)).toEqual({ restart: false, reason: 'exited with code 1; giving up after 7 restart(s) in a row' });
+    expect(policy.decide(failed, 100, none)).toEqual({
+      restart: false,
+      reason: 'exited with code 1; giving up after 7 restart(s) in a row',
+    });
   });
 
   it('a run that lived 10 s or more resets the delay and the count', () => {

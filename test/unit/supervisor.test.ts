@@ -42,7 +42,12 @@ describe('supervise (unit, injected spawn and platform)', () => {
     const handle = supervise('app', [], { platform, spawn, target: 'tree' });
     handle.signal('SIGUSR1');
     await handle.stop();
-    expect(platform.kills.filter((kill) => kill.signal === 'SIGUSR1').map((kill) => kill.pid).sort()).toEqual([500, 501]);
+    expect(
+      platform.kills
+        .filter((kill) => kill.signal === 'SIGUSR1')
+        .map((kill) => kill.pid)
+        .sort(),
+    ).toEqual([500, 501]);
   });
 
   it('rewrites and drops before anything else', async () => {
@@ -72,7 +77,7 @@ describe('supervise (unit, injected spawn and platform)', () => {
     expect(platform.kills.some((kill) => kill.pid === -500 && kill.signal === 'SIGKILL')).toBe(true);
   });
 
-  it('job control: SIGTSTP goes to the command\'s group as SIGSTOP (its group is orphaned), then gsup suspends itself', async () => {
+  it("job control: SIGTSTP goes to the command's group as SIGSTOP (its group is orphaned), then gsup suspends itself", async () => {
     const { platform, spawn } = setup();
     let suspended = 0;
     const handle = supervise('app', [], { platform, spawn, suspendSelf: () => suspended++ });
@@ -135,12 +140,20 @@ describe('supervise (unit, injected spawn and platform)', () => {
   });
 
   it('terminal: not asked for (the library), or a command not on PATH, spawns as before', async () => {
-    for (const [command, terminal] of [['sh', false], ['no-such-command-here', true]] as const) {
+    for (const [command, terminal] of [
+      ['sh', false],
+      ['no-such-command-here', true],
+    ] as const) {
       const { platform } = setup();
       const calls: string[] = [];
       const spawn: SpawnFunction = (name, _args, options) => {
         calls.push(`${name} detached=${options.detached}`);
-        return { pid: undefined, exited: Promise.resolve({ code: null, signal: null, errorCode: 'ENOENT' }), stdout: null, stderr: null };
+        return {
+          pid: undefined,
+          exited: Promise.resolve({ code: null, signal: null, errorCode: 'ENOENT' }),
+          stdout: null,
+          stderr: null,
+        };
       };
       let asked = 0;
       platform.handOverTerminal = () => (asked++, ['/usr/bin/setsid', '-c']);

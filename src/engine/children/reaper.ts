@@ -58,8 +58,16 @@ export class Reaper {
 
   /** Logged at -v; its status as the command's would be. */
   private noted(child: ReapedChild): CommandExit {
-    const exit: CommandExit = { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
-    if (this.logger.enabled('info')) this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, { pid: child.pid, code: exit.code, signal: exit.signal });
+    const exit: CommandExit = {
+      code: child.code,
+      signal: child.signal === null ? null : (signalName(child.signal) ?? null),
+    };
+    if (this.logger.enabled('info'))
+      this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, {
+        pid: child.pid,
+        code: exit.code,
+        signal: exit.signal,
+      });
     this.died?.(child.pid, exit);
     return exit;
   }

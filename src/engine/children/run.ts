@@ -47,17 +47,22 @@ export function spawnRun(
   ipc?: (message: unknown) => unknown,
 ): CommandRun {
   const group = config.target === 'group';
-  const wrap = group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
+  const wrap =
+    group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
   // gsup's own exec helper is a node: the app's NODE_OPTIONS pass it by, for the command (exec-tty.ts).
   const env = wrap && terminal[0] === process.execPath ? passNodeOptionsBy(options.env ?? process.env) : options.env;
-  const spawned = (options.spawn ?? defaultSpawn(platform))(wrap ? terminal[0] : command, wrap ? [...terminal.slice(1), command, ...args] : args, {
-    // setsid(1) forks first when it leads a group already: it must not.
-    detached: group && !wrap,
-    stdio: options.stdio ?? 'inherit',
-    env,
-    cwd: options.cwd,
-    ...(ipc && { ipc }),
-  });
+  const spawned = (options.spawn ?? defaultSpawn(platform))(
+    wrap ? terminal[0] : command,
+    wrap ? [...terminal.slice(1), command, ...args] : args,
+    {
+      // setsid(1) forks first when it leads a group already: it must not.
+      detached: group && !wrap,
+      stdio: options.stdio ?? 'inherit',
+      env,
+      cwd: options.cwd,
+      ...(ipc && { ipc }),
+    },
+  );
   // While certain: Node cannot have reaped it before this line. Let go once Node has.
   const held = spawned.pid === undefined ? undefined : platform.holdChild(spawned.pid);
   if (held) void spawned.exited.then(() => platform.releaseChild(held));

@@ -55,7 +55,12 @@ export interface SupervisorHandle {
 }
 
 /** What a supervision ends with: gsup's status, the command's own, and why it could not start (if so). */
-export function supervisorResult(command: string, exitCode: number, exit: CommandExit, killed = false): SupervisorResult {
+export function supervisorResult(
+  command: string,
+  exitCode: number,
+  exit: CommandExit,
+  killed = false,
+): SupervisorResult {
   const result: SupervisorResult = { exitCode, code: exit.code, signal: exit.signal, killed };
   return exit.errorCode !== undefined ? { ...result, error: spawnErrorMessage(command, exit.errorCode) } : result;
 }

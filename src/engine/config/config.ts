@@ -232,7 +232,11 @@ function health(value: unknown, name: string): HealthConfig {
 function checkRewrite(rewrite: ReadonlyMap<SignalName, SignalName | null>): void {
   const known = (name: unknown) => typeof name === 'string' && name in constants.signals;
   for (const [from, to] of rewrite) {
-    if (!known(from)) throw new TypeError(`rewrite: ${JSON.stringify(from)} is not a signal name: use full names such as 'SIGTERM'`);
-    if (to !== null && !known(to)) throw new TypeError(`rewrite: ${JSON.stringify(to)} (for ${from}) is not a signal name: use full names such as 'SIGINT', or null to drop`);
+    if (!known(from))
+      throw new TypeError(`rewrite: ${JSON.stringify(from)} is not a signal name: use full names such as 'SIGTERM'`);
+    if (to !== null && !known(to))
+      throw new TypeError(
+        `rewrite: ${JSON.stringify(to)} (for ${from}) is not a signal name: use full names such as 'SIGINT', or null to drop`,
+      );
   }
 }

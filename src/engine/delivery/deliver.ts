@@ -29,6 +29,7 @@ export function send(platform: Platform, targets: readonly Target[], signal: Sig
 export function deliver(platform: Platform, targets: Target[], signal: SignalName, relayers?: Relayers): void {
   const members = targets.flatMap(membersOf);
   const skipped = new Set(relayers?.toSkip(members, signal).map((info) => info.pid));
-  if (skipped.size > 0) targets = restrictTargets(targets, new Set(members.map((info) => info.pid).filter((pid) => !skipped.has(pid))));
+  if (skipped.size > 0)
+    targets = restrictTargets(targets, new Set(members.map((info) => info.pid).filter((pid) => !skipped.has(pid))));
   send(platform, targets, signal);
 }

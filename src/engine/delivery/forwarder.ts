@@ -87,7 +87,10 @@ export class Forwarder {
   }
 
   /** A fresh look at the tree: what waited for it goes out now. Returns what was sent, signal by signal. */
-  deliverPending(snapshot: TreeSnapshot | undefined, facts: ForwardFacts): Array<{ signal: SignalName; targets: Target[] }> {
+  deliverPending(
+    snapshot: TreeSnapshot | undefined,
+    facts: ForwardFacts,
+  ): Array<{ signal: SignalName; targets: Target[] }> {
     const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
     // A God title the command took since its spawn (`pm2 … --no-daemon`): it gets signals alone from now on.
     if (facts.managers.some((manager) => manager.info.pid === facts.run.pid)) facts.run.manager = true;
@@ -117,7 +120,11 @@ export class Forwarder {
   plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean, facts: ForwardFacts): Pm2Route {
     const { helpers, ownPgid, managers } = facts;
     let targets = roots(snapshot, this.mode, ownPgid);
-    if (helpers.size > 0) targets = restrictTargets(targets, new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !helpers.has(pid))));
+    if (helpers.size > 0)
+      targets = restrictTargets(
+        targets,
+        new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !helpers.has(pid))),
+      );
     if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
     return this.pm2.route(targets, snapshot, managers, signal, stop);
   }

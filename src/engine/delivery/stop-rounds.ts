@@ -44,14 +44,23 @@ export class StopRounds {
   }
 
   /** The stop signal to every root not reached yet, `again` (a second stop signal) to everyone reached; returns the signals sent. */
-  round(snapshot: TreeSnapshot, signal: SignalName, again: SignalName | undefined, run: CommandRun, facts: ForwardFacts): SignalName[] {
+  round(
+    snapshot: TreeSnapshot,
+    signal: SignalName,
+    again: SignalName | undefined,
+    run: CommandRun,
+    facts: ForwardFacts,
+  ): SignalName[] {
     const sentSignals: SignalName[] = [];
     const stop = this.record;
     stop.saw(snapshot);
     const route = this.forwarder.plan(snapshot, signal, true, facts);
     const fresh = stop.take(route.targets, snapshot);
     const pm2Kill = this.pm2KillHeld(route.pm2Kill, run) ? [] : stop.takePm2(route.pm2Kill, route.managed, snapshot);
-    const sent = new Set([...pm2Kill.map((manager) => manager.info.pid), ...fresh.flatMap(membersOf).map((info) => info.pid)]);
+    const sent = new Set([
+      ...pm2Kill.map((manager) => manager.info.pid),
+      ...fresh.flatMap(membersOf).map((info) => info.pid),
+    ]);
     if (fresh.length > 0 || pm2Kill.length > 0) sentSignals.push(signal);
     if (fresh.length > 0) this.deliver(fresh, signal, run);
     if (again) {
@@ -72,13 +81,21 @@ export class StopRounds {
    * script left; never a second one racing the script's.
    */
   private pm2KillHeld(managers: Pm2Manager[], run: CommandRun): boolean {
-    return managers.length > 0 && !run.exit && run.pid !== undefined && !managers.some((manager) => manager.info.pid === run.pid);
+    return (
+      managers.length > 0 &&
+      !run.exit &&
+      run.pid !== undefined &&
+      !managers.some((manager) => manager.info.pid === run.pid)
+    );
   }
 
   private deliver(targets: Target[], signal: SignalName, run: CommandRun): void {
     run.sent.add(signal);
     deliver(this.platform, targets, signal, this.relayers);
-    this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, { signal, targets: targets.map(describeTarget) });
+    this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, {
+      signal,
+      targets: targets.map(describeTarget),
+    });
   }
 
   /** The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun). */

@@ -5,7 +5,6 @@ import { membersOf, processKey, restrictTargets, unreached, type Target } from '
 import type { Pm2Manager } from '../pm2/daemons.js';
 import type { TreeSnapshot } from '../tree/tree.js';
 
-
 /**
  * What one stop sequence knows of the processes: who has had the stop signal
  * (none gets it twice), who was seen alive, who had to be SIGKILLed; and its
@@ -33,7 +32,12 @@ export class StopRecord {
     const fresh = new Set(unreached(targets, this.reached).flatMap(membersOf).map(processKey));
     return restrictTargets(
       targets,
-      new Set(targets.flatMap(membersOf).filter((info) => !fresh.has(processKey(info))).map((info) => info.pid)),
+      new Set(
+        targets
+          .flatMap(membersOf)
+          .filter((info) => !fresh.has(processKey(info)))
+          .map((info) => info.pid),
+      ),
     );
   }
 
@@ -44,7 +48,9 @@ export class StopRecord {
    */
   take(targets: Target[], snapshot: TreeSnapshot): Target[] {
     const living = new Set(snapshot.alive.map((info) => info.pid));
-    const fresh = unreached(targets, this.reached).filter((target) => target.kind === 'group' || !this.reachedGroup(target.process, living));
+    const fresh = unreached(targets, this.reached).filter(
+      (target) => target.kind === 'group' || !this.reachedGroup(target.process, living),
+    );
     for (const info of fresh.flatMap(membersOf)) {
       this.reached.add(processKey(info));
       this.reachedGroups.add(info.pgid);
@@ -61,7 +67,8 @@ export class StopRecord {
   takePm2(managers: Pm2Manager[], managed: ReadonlySet<number>, snapshot: TreeSnapshot): Pm2Manager[] {
     const fresh = managers.filter((manager) => !this.pm2Killed.has(manager.info.pid));
     for (const manager of fresh) this.pm2Killed.add(manager.info.pid);
-    if (fresh.length > 0) for (const info of snapshot.alive) if (managed.has(info.pid)) this.reached.add(processKey(info));
+    if (fresh.length > 0)
+      for (const info of snapshot.alive) if (managed.has(info.pid)) this.reached.add(processKey(info));
     return fresh;
   }
 

@@ -57,7 +57,12 @@ const OUTPUT_GRACE_MS = 100;
 function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abort: AbortSignal): Promise<ProbeResult> {
   return new Promise((done) => {
     const startedAt = Date.now();
-    const child = spawn('sh', ['-c', cmd], { cwd: context.cwd, env: context.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', cmd], {
+      cwd: context.cwd,
+      env: context.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT));
     child.stdout!.on('data', keep);
@@ -97,10 +102,15 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
       if (pid !== undefined) context.reaped(pid);
       const verdict = (): ProbeResult => {
         const last = output.trim().split('\n').pop() ?? '';
-        return code === 0 ? { ok: true, detail: 'exit 0' } : { ok: false, detail: `${signal ? `killed by ${signal}` : `exit ${code}`}${last ? `: ${last}` : ''}` };
+        return code === 0
+          ? { ok: true, detail: 'exit 0' }
+          : { ok: false, detail: `${signal ? `killed by ${signal}` : `exit ${code}`}${last ? `: ${last}` : ''}` };
       };
       child.once('close', () => settle(verdict()));
-      drain = setTimeout(() => settle(verdict()), Math.max(0, Math.min(OUTPUT_GRACE_MS, timeoutMs - (Date.now() - startedAt))));
+      drain = setTimeout(
+        () => settle(verdict()),
+        Math.max(0, Math.min(OUTPUT_GRACE_MS, timeoutMs - (Date.now() - startedAt))),
+      );
     });
   });
 }
@@ -109,16 +119,23 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
 async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Promise<ProbeResult> {
   const { get } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
   return new Promise((done) => {
-    const request = get(url, { agent: false, signal: AbortSignal.any([abort, AbortSignal.timeout(timeoutMs)]) }, (response) => {
-      // The status is the answer: the body is not read (an endless one would keep the socket).
-      response.destroy();
-      const status = response.statusCode ?? 0;
-      done({ ok: status >= 200 && status < 400, detail: `HTTP ${status}` });
-    });
+    const request = get(
+      url,
+      { agent: false, signal: AbortSignal.any([abort, AbortSignal.timeout(timeoutMs)]) },
+      (response) => {
+        // The status is the answer: the body is not read (an endless one would keep the socket).
+        response.destroy();
+        const status = response.statusCode ?? 0;
+        done({ ok: status >= 200 && status < 400, detail: `HTTP ${status}` });
+      },
+    );
     request.once('error', (error) => {
       countEpipe(error); // a SIGPIPE of gsup's own (the request written to a server gone): never forwarded
       const timedOut = error.name === 'AbortError' && !abort.aborted;
-      done({ ok: false, detail: timedOut ? `timed out after ${timeoutMs} ms` : (error as NodeJS.ErrnoException).code ?? error.message });
+      done({
+        ok: false,
+        detail: timedOut ? `timed out after ${timeoutMs} ms` : ((error as NodeJS.ErrnoException).code ?? error.message),
+      });
     });
   });
 }
@@ -126,7 +143,9 @@ async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Pro
 function fileProbe(path: string, maxAgeMs: number): ProbeResult {
   try {
     const ageMs = Date.now() - statSync(path).mtimeMs;
-    return ageMs <= maxAgeMs ? { ok: true, detail: `touched ${Math.round(ageMs)} ms ago` } : { ok: false, detail: `${path} last touched ${Math.round(ageMs)} ms ago` };
+    return ageMs <= maxAgeMs
+      ? { ok: true, detail: `touched ${Math.round(ageMs)} ms ago` }
+      : { ok: false, detail: `${path} last touched ${Math.round(ageMs)} ms ago` };
   } catch (error) {
     return { ok: false, detail: `${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}` };
   }
@@ -143,7 +162,9 @@ export async function probeAll(config: HealthConfig, context: ProbeContext, abor
   }
   const all = await Promise.all(results);
   const failed = all.filter((result) => !result.ok);
-  return failed.length === 0 ? { ok: true, detail: all.map((result) => result.detail).join('; ') } : { ok: false, detail: failed.map((result) => result.detail).join('; ') };
+  return failed.length === 0
+    ? { ok: true, detail: all.map((result) => result.detail).join('; ') }
+    : { ok: false, detail: failed.map((result) => result.detail).join('; ') };
 }
 
 /** `failing`: it passed, and then failed fewer than `retries` times in a row (not ready; not stopped yet). */
@@ -247,13 +268,10 @@ export class HealthChecks {
     if (this.inFlight) return;
     const abort = new AbortController();
     this.inFlight = abort;
-    probeAll(this.config, this.context, abort.signal).then(
-      (result) => {
-        if (this.inFlight === abort) this.inFlight = undefined;
-        if (!abort.signal.aborted) this.answered(runId, result);
-      },
-      this.failed,
-    );
+    probeAll(this.config, this.context, abort.signal).then((result) => {
+      if (this.inFlight === abort) this.inFlight = undefined;
+      if (!abort.signal.aborted) this.answered(runId, result);
+    }, this.failed);
   }
 
   /** Stopping or restarting: the round in flight is given up (its command's group killed). */
@@ -274,14 +292,22 @@ export class HealthChecks {
       // The first failure after a pass makes it not ready: a change of state.
       const failing = state === 'failing' && before === 'healthy';
       const message = `health check failed (${count}): ${detail}${failing ? '; not ready until a check passes' : ''}`;
-      this.logger.log(failing ? 'notice' : 'info', 'health-failed', message, { detail, failures: this.record.failures });
-    }
-    if (state === 'healthy' && before !== 'healthy') this.logger.notice('healthy', `command is healthy (${detail})`, { detail });
-    if (state === 'unhealthy') {
-      this.logger.warn('unhealthy', `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${detail}`, {
+      this.logger.log(failing ? 'notice' : 'info', 'health-failed', message, {
+        detail,
         failures: this.record.failures,
-        error: detail,
       });
+    }
+    if (state === 'healthy' && before !== 'healthy')
+      this.logger.notice('healthy', `command is healthy (${detail})`, { detail });
+    if (state === 'unhealthy') {
+      this.logger.warn(
+        'unhealthy',
+        `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${detail}`,
+        {
+          failures: this.record.failures,
+          error: detail,
+        },
+      );
     }
     return state;
   }

@@ -7,7 +7,11 @@ export const EXIT_NOT_EXECUTABLE = 126;
 export const EXIT_NOT_FOUND = 127;
 
 /** The command's code; 128+N for signal N (this system's number); 126/127 when it could not be run; success codes → 0. */
-export function exitStatus(exit: CommandExit, successCodes: readonly number[], signalNumber: (signal: SignalName) => number): number {
+export function exitStatus(
+  exit: CommandExit,
+  successCodes: readonly number[],
+  signalNumber: (signal: SignalName) => number,
+): number {
   let status: number;
   if (exit.errorCode !== undefined) status = spawnErrorStatus(exit.errorCode);
   else if (exit.signal) status = 128 + signalNumber(exit.signal);
@@ -17,7 +21,8 @@ export function exitStatus(exit: CommandExit, successCodes: readonly number[], s
 
 function spawnErrorStatus(errorCode: string): number {
   if (errorCode === 'ENOENT') return EXIT_NOT_FOUND;
-  if (errorCode === 'EACCES' || errorCode === 'EISDIR' || errorCode === 'ENOEXEC' || errorCode === 'EPERM') return EXIT_NOT_EXECUTABLE;
+  if (errorCode === 'EACCES' || errorCode === 'EISDIR' || errorCode === 'ENOEXEC' || errorCode === 'EPERM')
+    return EXIT_NOT_EXECUTABLE;
   return EXIT_INTERNAL;
 }
 

@@ -10,7 +10,13 @@ import type { Behind, Facts, In, LogLevel, Out, Record, RestartPlan, Run, State,
 // While the command's exit is awaited at the end, its state is checked this often.
 const CHECK_MS = 50;
 
-export function log(out: Out, level: LogLevel, event: string, message: string, fields?: { [key: string]: unknown }): void {
+export function log(
+  out: Out,
+  level: LogLevel,
+  event: string,
+  message: string,
+  fields?: { [key: string]: unknown },
+): void {
   out.push(fields ? { kind: 'log', level, event, message, fields } : { kind: 'log', level, event, message });
 }
 
@@ -25,7 +31,10 @@ export function spawn(record: Record, facts: Facts, out: Out): State {
 export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | undefined {
   if (!decision.restart) return undefined;
   // A run of 10 s or more is no quick failure: the count of restarts in a row starts again.
-  const count = decision.attempt === 0 ? `ran ${STABLE_RUN_MS / 1000}s or more: not counted toward --max-restarts ${facts.config.maxRestarts}` : `restart ${decision.attempt} of ${facts.config.maxRestarts}`;
+  const count =
+    decision.attempt === 0
+      ? `ran ${STABLE_RUN_MS / 1000}s or more: not counted toward --max-restarts ${facts.config.maxRestarts}`
+      : `restart ${decision.attempt} of ${facts.config.maxRestarts}`;
   return { delayMs: decision.delayMs, reason: `${decision.reason} (${count})` };
 }
 
@@ -33,8 +42,15 @@ export function ending(state: { record: Record; run: Run; exit: CommandExit | un
   return { phase: 'ending', record: state.record, run: state.run, exit: state.exit };
 }
 
-export function enterRestart(state: { record: Record; run: Run; exit: CommandExit }, restart: RestartPlan, out: Out): State {
-  log(out, 'notice', 'restart', `command ${restart.reason}: restarting in ${formatDuration(restart.delayMs)}`, { delayMs: restart.delayMs, reason: restart.reason });
+export function enterRestart(
+  state: { record: Record; run: Run; exit: CommandExit },
+  restart: RestartPlan,
+  out: Out,
+): State {
+  log(out, 'notice', 'restart', `command ${restart.reason}: restarting in ${formatDuration(restart.delayMs)}`, {
+    delayMs: restart.delayMs,
+    reason: restart.reason,
+  });
   out.push({ kind: 'set-timer', name: 'restart-delay', ms: restart.delayMs });
   return { phase: 'restarting', record: state.record, run: state.run, exit: state.exit, restart };
 }
@@ -49,7 +65,8 @@ export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: Sto
   const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, lived, why) : undefined;
   const record = decision ? { ...state.record, restarts: decision.state } : state.record;
   const plan = decision && planOf(decision.decision, facts);
-  if (plan) return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
+  if (plan)
+    return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
   if (decision?.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
   return finish({ ...state, record: { ...record, unhealthyExit: true } }, out);
 }

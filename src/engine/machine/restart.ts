@@ -8,7 +8,8 @@ export const RESTART_MODES: readonly RestartMode[] = ['never', 'on-failure', 'al
 export const STABLE_RUN_MS = 10_000;
 export const MAX_RESTART_DELAY_MS = 30_000;
 
-export type RestartDecision = { restart: false; reason?: string } | { restart: true; delayMs: number; reason: string; attempt: number };
+export type RestartDecision =
+  { restart: false; reason?: string } | { restart: true; delayMs: number; reason: string; attempt: number };
 
 /** The restarts so far: the next delay (undefined: the first) and the quick failures in a row. */
 export interface RestartState {
@@ -56,7 +57,13 @@ export function restartAfterUnhealthy(
   return next(state, config, reason, true, livedMs);
 }
 
-function next(state: RestartState, config: RestartConfig, reason: string, failed: boolean, livedMs: number): { decision: RestartDecision; state: RestartState } {
+function next(
+  state: RestartState,
+  config: RestartConfig,
+  reason: string,
+  failed: boolean,
+  livedMs: number,
+): { decision: RestartDecision; state: RestartState } {
   if (config.restart === 'on-failure' && !failed) return { decision: { restart: false }, state };
   const base = Math.min(config.restartDelay, MAX_RESTART_DELAY_MS);
   let { delayMs = base, quickFailures } = state;
@@ -66,7 +73,10 @@ function next(state: RestartState, config: RestartConfig, reason: string, failed
   }
   // A long run is no failure in a row: it restarts even under --max-restarts 0.
   if (livedMs < STABLE_RUN_MS && quickFailures >= config.maxRestarts) {
-    return { decision: { restart: false, reason: `${reason}; giving up after ${config.maxRestarts} restart(s) in a row` }, state: { delayMs, quickFailures } };
+    return {
+      decision: { restart: false, reason: `${reason}; giving up after ${config.maxRestarts} restart(s) in a row` },
+      state: { delayMs, quickFailures },
+    };
   }
   const decision: RestartDecision = { restart: true, delayMs, reason, attempt: quickFailures };
   if (livedMs < STABLE_RUN_MS) {

@@ -8,13 +8,7 @@ import type { CommandExit } from '../children/spawn.js';
 
 /** Timers of a supervision; each fires as an input of the same name. */
 export type TimerName =
-  | 'stop-delay'
-  | 'kill-timeout'
-  | 'restart-delay'
-  | 'check'
-  | 'finish'
-  | 'health'
-  | 'ready-timeout';
+  'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish' | 'health' | 'ready-timeout';
 
 /** What step may read but not change: the settings, the time now, this system's signal numbers. */
 export interface Facts {
@@ -117,9 +111,21 @@ interface Stopping<P extends string> {
 export type State =
   | { readonly phase: 'starting'; readonly record: Record }
   | { readonly phase: 'running'; readonly record: Record; readonly run: Run }
-  | { readonly phase: 'exited'; readonly record: Record; readonly run: Run; readonly exit: CommandExit; readonly restart: RestartPlan | undefined }
+  | {
+      readonly phase: 'exited';
+      readonly record: Record;
+      readonly run: Run;
+      readonly exit: CommandExit;
+      readonly restart: RestartPlan | undefined;
+    }
   | { readonly phase: 'daemons'; readonly record: Record; readonly run: Run; readonly exit: CommandExit }
-  | { readonly phase: 'restarting'; readonly record: Record; readonly run: Run; readonly exit: CommandExit; readonly restart: RestartPlan }
+  | {
+      readonly phase: 'restarting';
+      readonly record: Record;
+      readonly run: Run;
+      readonly exit: CommandExit;
+      readonly restart: RestartPlan;
+    }
   | Stopping<'stop-delay'>
   | Stopping<'stopping'>
   | (Stopping<'killing'> & { readonly killStartedAt: number })

@@ -61,7 +61,9 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
 
 function start(state: In<'starting'>, stopFirst: SignalName | undefined, facts: Facts, out: Out): State {
   if (!stopFirst) return spawn(state.record, facts, out);
-  log(out, 'notice', 'stop', `${stopFirst} received before the command started: not starting it`, { signal: stopFirst });
+  log(out, 'notice', 'stop', `${stopFirst} received before the command started: not starting it`, {
+    signal: stopFirst,
+  });
   return done(state.record, { code: null, signal: stopFirst }, 128 + facts.signalNumber(stopFirst), out);
 }
 
@@ -77,10 +79,22 @@ function commandExit(state: State, input: Extract<Input, { kind: 'command-exit' 
   const stopping = state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing';
   if (stopping) return childGone({ ...state, record, exit }, input.treeGone, facts, out);
   if (state.phase !== 'running') return childGone(state, input.treeGone, facts, out);
-  const decision = decideRestart(state.record.restarts, facts.config, exit, facts.now - state.run.startedAt, input.sent);
+  const decision = decideRestart(
+    state.record.restarts,
+    facts.config,
+    exit,
+    facts.now - state.run.startedAt,
+    input.sent,
+  );
   const restart = planOf(decision.decision, facts);
   if (!restart && decision.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
-  const exited: In<'exited'> = { phase: 'exited', record: { ...state.record, restarts: decision.state }, run: state.run, exit, restart };
+  const exited: In<'exited'> = {
+    phase: 'exited',
+    record: { ...state.record, restarts: decision.state },
+    run: state.run,
+    exit,
+    restart,
+  };
   if (facts.config.onExit === 'exit' && !restart) return finish(ending(exited), out);
   // A pm2 pid file may lead to a God daemon the command started elsewhere (or an older one to name): look then.
   if (!input.mayHaveDaemon && input.treeGone) return afterExit(exited, [], undefined, facts, out);
@@ -89,7 +103,13 @@ function commandExit(state: State, input: Extract<Input, { kind: 'command-exit' 
 }
 
 /** What the command left: stop it before a restart, or as `--on-exit` says (stop, stay, or exit). */
-function afterExit(state: In<'exited'>, leftovers: ProcessInfo[], commandPgid: number | undefined, facts: Facts, out: Out): State {
+function afterExit(
+  state: In<'exited'>,
+  leftovers: ProcessInfo[],
+  commandPgid: number | undefined,
+  facts: Facts,
+  out: Out,
+): State {
   const { exit, restart } = state;
   if (restart) {
     if (leftovers.length === 0) return enterRestart(state, restart, out);
@@ -100,13 +120,32 @@ function afterExit(state: In<'exited'>, leftovers: ProcessInfo[], commandPgid: n
   const action = onExitAction(facts.config.onExit, exitStatus(exit, [], facts.signalNumber), leftovers, commandPgid);
   if (action === 'exit') return finish(ending(state), out);
   const left = `leaving ${leftovers.length} process(es)`;
-  if (action === 'stop') return beginStop(state, newStop('SIGTERM', 'exit', 'gsup'), `command exited (${describeExit(exit)}) ${left}`, 0, facts, out);
-  log(out, 'notice', 'waiting', `command exited (${describeExit(exit)}); waiting for ${leftovers.length} remaining process(es)`, {
-    pids: leftovers.map((info) => info.pid),
-  });
+  if (action === 'stop')
+    return beginStop(
+      state,
+      newStop('SIGTERM', 'exit', 'gsup'),
+      `command exited (${describeExit(exit)}) ${left}`,
+      0,
+      facts,
+      out,
+    );
+  log(
+    out,
+    'notice',
+    'waiting',
+    `command exited (${describeExit(exit)}); waiting for ${leftovers.length} remaining process(es)`,
+    {
+      pids: leftovers.map((info) => info.pid),
+    },
+  );
   out.push({ kind: 'look', delayMs: DAEMON_POLL_MS });
   // `auto` stays for daemons the command handed its work to: their status becomes gsup's.
-  return { phase: 'daemons', record: { ...state.record, stayed: facts.config.onExit === 'auto' }, run: state.run, exit };
+  return {
+    phase: 'daemons',
+    record: { ...state.record, stayed: facts.config.onExit === 'auto' },
+    run: state.run,
+    exit,
+  };
 }
 
 // ── the tree, children, timers, health ────────────────────────────────────
@@ -125,7 +164,13 @@ function reaped(state: State, exits: readonly CommandExit[], facts: Facts): Stat
 
 /** A child of gsup is gone: end the wait of a stop or for daemons if that was the last, else look sooner. */
 function childGone(state: State, treeGone: boolean, facts: Facts, out: Out): State {
-  if (state.phase !== 'stop-delay' && state.phase !== 'stopping' && state.phase !== 'killing' && state.phase !== 'daemons') return state;
+  if (
+    state.phase !== 'stop-delay' &&
+    state.phase !== 'stopping' &&
+    state.phase !== 'killing' &&
+    state.phase !== 'daemons'
+  )
+    return state;
   if (!treeGone) {
     out.push({ kind: 'look', delayMs: 0 });
     return state;
@@ -144,7 +189,10 @@ function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: 
     case 'stopping':
       // 3. Each look while stopping: the stop signal to every root not reached yet, until nothing is left.
       if (gone) return endStop(state, facts, out);
-      out.push({ kind: 'stop-round', signal: state.stop.signal, again: state.stop.again }, { kind: 'look', delayMs: STOP_POLL_MS });
+      out.push(
+        { kind: 'stop-round', signal: state.stop.signal, again: state.stop.again },
+        { kind: 'look', delayMs: STOP_POLL_MS },
+      );
       return { ...state, stop: { ...state.stop, again: undefined } };
     case 'killing':
       if (gone) return endStop(state, facts, out);
@@ -170,7 +218,12 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
     case 'kill-timeout': {
       if (state.phase !== 'stopping') return state;
       const killing = beginKilling(state, facts, out); // the SIGKILL first, then the line that says so
-      log(out, 'warn', 'kill-timeout', `kill timeout (${formatDuration(facts.config.killTimeout)}) expired: sending SIGKILL`);
+      log(
+        out,
+        'warn',
+        'kill-timeout',
+        `kill timeout (${formatDuration(facts.config.killTimeout)}) expired: sending SIGKILL`,
+      );
       return killing;
     }
     case 'restart-delay':
@@ -196,7 +249,14 @@ function health(state: State, run: number, unhealthy: boolean, facts: Facts, out
     return state;
   }
   // A hung event loop will not handle SIGTERM: the kill timeout ends it.
-  return beginStop(state, newStop('SIGTERM', facts.config.restart === 'never' ? 'exit' : 'restart', 'unhealthy'), 'unhealthy', 0, facts, out);
+  return beginStop(
+    state,
+    newStop('SIGTERM', facts.config.restart === 'never' ? 'exit' : 'restart', 'unhealthy'),
+    'unhealthy',
+    0,
+    facts,
+    out,
+  );
 }
 
 // ── the end ───────────────────────────────────────────────────────────────

@@ -22,12 +22,21 @@ export function stopSignal(state: State, signal: SignalName, reason: string, fac
     case 'running':
     case 'exited':
     case 'daemons':
-      return beginStop(state, newStop(signal, 'exit', 'signal'), reason, signal === 'SIGTERM' ? facts.config.stopDelay : 0, facts, out);
+      return beginStop(
+        state,
+        newStop(signal, 'exit', 'signal'),
+        reason,
+        signal === 'SIGTERM' ? facts.config.stopDelay : 0,
+        facts,
+        out,
+      );
     case 'restarting':
       log(out, 'notice', 'restart-cancelled', `${reason}: no restart`);
       return finish(ending(state), out);
     case 'stop-delay':
-      log(out, 'notice', 'stop-delay-ended', `${reason}: second stop signal, forwarding ${state.stop.signal} now`, { signal });
+      log(out, 'notice', 'stop-delay-ended', `${reason}: second stop signal, forwarding ${state.stop.signal} now`, {
+        signal,
+      });
       return sendStop({ ...state, stop: { ...state.stop, received: state.stop.received + 1 } }, facts, out);
     case 'stopping':
       return stopSignalAgain(state, signal, reason, facts, out);
@@ -80,7 +89,14 @@ function stopSignalAgain(state: In<'stopping'>, signal: SignalName, reason: stri
 }
 
 /** 1. The stop delay (if any), then the stop signal: one line says both, in that order. */
-export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Stop, reason: string, delayMs: number, facts: Facts, out: Out): State {
+export function beginStop(
+  state: In<'running' | 'exited' | 'daemons'>,
+  stop: Stop,
+  reason: string,
+  delayMs: number,
+  facts: Facts,
+  out: Out,
+): State {
   const { killTimeout } = facts.config;
   out.push({ kind: 'begin-stop' }, { kind: 'pause-health' });
   const { signal } = stop;
@@ -102,7 +118,11 @@ export function beginStop(state: In<'running' | 'exited' | 'daemons'>, stop: Sto
 
 /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */
 export function sendStop(state: In<'stop-delay' | 'stopping'>, facts: Facts, out: Out): State {
-  out.push({ kind: 'clear-timer', name: 'stop-delay' }, { kind: 'set-timer', name: 'kill-timeout', ms: facts.config.killTimeout }, { kind: 'look', delayMs: 0 });
+  out.push(
+    { kind: 'clear-timer', name: 'stop-delay' },
+    { kind: 'set-timer', name: 'kill-timeout', ms: facts.config.killTimeout },
+    { kind: 'look', delayMs: 0 },
+  );
   return { ...state, phase: 'stopping' };
 }
 
@@ -114,7 +134,11 @@ export function beginKilling(state: In<'stopping'>, facts: Facts, out: Out): Sta
 
 /** 5. One summary line; then gsup's exit, or the next run. */
 export function endStop(state: In<'stop-delay' | 'stopping' | 'killing'>, facts: Facts, out: Out): State {
-  out.push({ kind: 'clear-timer', name: 'stop-delay' }, { kind: 'clear-timer', name: 'kill-timeout' }, { kind: 'end-stop' });
+  out.push(
+    { kind: 'clear-timer', name: 'stop-delay' },
+    { kind: 'clear-timer', name: 'kill-timeout' },
+    { kind: 'end-stop' },
+  );
   const { stop, exit } = state;
   if (stop.cause === 'unhealthy' || stop.cause === 'not-ready') {
     return afterUnhealthy(ending(state), stop.then === 'restart', stop.cause, facts, out);

@@ -115,7 +115,8 @@ export class Pm2Supervision {
     if (claim.kind === 'daemon') {
       const why = await this.proof.whyNot(info, claim.titleHome);
       if (why !== undefined) {
-        const message = `pid ${info.pid} calls itself a pm2 God daemon but is not proven gsup's: ${why}; ` +
+        const message =
+          `pid ${info.pid} calls itself a pm2 God daemon but is not proven gsup's: ${why}; ` +
           'stopped like any process of the tree';
         this.once(`${info.pid}:${info.startTime}:${why}`, 'pm2-not-proven', message, { pid: info.pid, reason: why });
         return undefined;
@@ -153,7 +154,13 @@ export class Pm2Supervision {
    * the manager alone gets the signal, except that a stop of a God daemon is
    * `pm2 kill` (apps in parallel, each once, none restarted).
    */
-  route(targets: Target[], snapshot: TreeSnapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
+  route(
+    targets: Target[],
+    snapshot: TreeSnapshot,
+    managers: Pm2Manager[],
+    signal: SignalName,
+    stop: boolean,
+  ): Pm2Route {
     if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
     // Each manager with everything below it: those are pm2's to signal.
     const managed = new Set<number>();

@@ -14,7 +14,9 @@ export function adoptOrphans(platform: Platform, logger: Logger, subreaper: bool
   if (why === undefined) return true;
   logger.warn(
     'no-reaping',
-    pid1 ? `as PID 1 gsup cannot reap orphaned zombies: ${why}` : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
+    pid1
+      ? `as PID 1 gsup cannot reap orphaned zombies: ${why}`
+      : `cannot become child subreaper: ${why}; daemons that double-fork will leave the tree`,
     { reason: why },
   );
   return false;
@@ -39,7 +41,8 @@ export function checkIdentity(platform: Platform, logger: Logger): void {
 export function widenSignalPipe(platform: Platform, logger: Logger, probe: () => void): void {
   if (!platform.widenSignalPipe) return;
   const result = platform.widenSignalPipe(probe);
-  if (typeof result === 'number') logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
+  if (typeof result === 'number')
+    logger.debug('signal-pipe', `signal pipe widened to ${result} bytes (${result / 16} signals)`, { bytes: result });
   else logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
 }
 
@@ -49,12 +52,17 @@ export function widenSignalPipe(platform: Platform, logger: Logger, probe: () =>
  * Returns the argv prefix that does it at the spawn, or undefined (a plain
  * spawn: the command's session then has no terminal, as before).
  */
-export function handOverTerminal(platform: Platform, logger: Logger, expect: (signal: SignalName) => void): string[] | undefined {
+export function handOverTerminal(
+  platform: Platform,
+  logger: Logger,
+  expect: (signal: SignalName) => void,
+): string[] | undefined {
   const result = platform.handOverTerminal?.(expect);
   if (typeof result === 'string') {
     logger.warn('no-terminal', `the command gets no controlling terminal: ${result}`, { reason: result });
     return undefined;
   }
-  if (result) logger.debug('terminal', `the terminal goes to the command's session (${result.join(' ')})`, { wrapper: result });
+  if (result)
+    logger.debug('terminal', `the terminal goes to the command's session (${result.join(' ')})`, { wrapper: result });
   return result;
 }

@@ -72,18 +72,40 @@ export class StatusBoard {
       for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
     };
     metric('gsup_restarts_total', 'counter', 'Restarts of the command since gsup started.', [['', this.restarts]]);
-    metric('gsup_command_up', 'gauge', 'Whether the command is running (1) or not (0).', [['', this.commandUp ? 1 : 0]]);
+    metric('gsup_command_up', 'gauge', 'Whether the command is running (1) or not (0).', [
+      ['', this.commandUp ? 1 : 0],
+    ]);
     metric('gsup_ready', 'gauge', 'Whether /readyz answers 200 (1) or 503 (0).', [['', this.readiness.ready ? 1 : 0]]);
     metric('gsup_health_checks_total', 'counter', 'Health check rounds, by result.', [
       ['{result="pass"}', this.healthChecks.pass],
       ['{result="fail"}', this.healthChecks.fail],
     ]);
-    metric('gsup_last_exit_code', 'gauge', "The exit status of the command's last run (absent before the first exit).", this.lastExitCode === undefined ? [] : [['', this.lastExitCode]]);
-    metric('gsup_tree_processes', 'gauge', 'Processes of the tree alive (looked at for each scrape, at most a second old).', [['', this.treeProcesses]]);
-    metric('gsup_signals_forwarded_total', 'counter', 'Signals gsup forwarded to the tree, by signal.', [...this.forwarded].map(([signal, count]) => [`{signal="${signal}"}`, count]));
+    metric(
+      'gsup_last_exit_code',
+      'gauge',
+      "The exit status of the command's last run (absent before the first exit).",
+      this.lastExitCode === undefined ? [] : [['', this.lastExitCode]],
+    );
+    metric(
+      'gsup_tree_processes',
+      'gauge',
+      'Processes of the tree alive (looked at for each scrape, at most a second old).',
+      [['', this.treeProcesses]],
+    );
+    metric(
+      'gsup_signals_forwarded_total',
+      'counter',
+      'Signals gsup forwarded to the tree, by signal.',
+      [...this.forwarded].map(([signal, count]) => [`{signal="${signal}"}`, count]),
+    );
     const oom = "Processes of the tree killed by the kernel's OOM killer.";
     metric('gsup_oom_kills_total', 'counter', oom, [['', this.oomKills]]);
-    metric('gsup_stop_duration_seconds', 'gauge', 'How long the last stop took (absent before the first stop).', this.lastStopSeconds === undefined ? [] : [['', this.lastStopSeconds]]);
+    metric(
+      'gsup_stop_duration_seconds',
+      'gauge',
+      'How long the last stop took (absent before the first stop).',
+      this.lastStopSeconds === undefined ? [] : [['', this.lastStopSeconds]],
+    );
     return `${lines.join('\n')}\n`;
   }
 }

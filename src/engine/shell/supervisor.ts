@@ -10,7 +10,15 @@ import type { ForwardFacts } from '../delivery/forwarder.js';
 import type { ProbeResult } from '../health/probes.js';
 import { HealthSchedule } from '../health/schedule.js';
 import { SignalIntake } from './intake.js';
-import { initialState, step, type Effect, type Input, type MachineConfig, type Phase, type State } from '../machine/step.js';
+import {
+  initialState,
+  step,
+  type Effect,
+  type Input,
+  type MachineConfig,
+  type Phase,
+  type State,
+} from '../machine/step.js';
 import { runsPm2Cli, type Pm2Manager } from '../pm2/daemons.js';
 import { EventLoop, messageOf } from './event-loop.js';
 import { unhandled } from './unhandled.js';
@@ -26,7 +34,11 @@ import { wire, type Parts } from './wiring.js';
 export type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../config/api.js';
 
 /** Run a command and supervise its whole process tree. */
-export function supervise(command: string, args: readonly string[] = [], options: SuperviseOptions = {}): SupervisorHandle {
+export function supervise(
+  command: string,
+  args: readonly string[] = [],
+  options: SuperviseOptions = {},
+): SupervisorHandle {
   return new Supervisor(command, [...args], options).handle;
 }
 
@@ -80,16 +92,42 @@ class Supervisor {
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.intake = new SignalIntake(config.rewrite, config.target, this.logger);
-    const urgent = (event: EngineEvent) => event.kind === 'stop' || event.kind === 'exit' || event.kind === 'fault' || (event.kind === 'signal' && this.intake.isStop(event.signal));
+    const urgent = (event: EngineEvent) =>
+      event.kind === 'stop' ||
+      event.kind === 'exit' ||
+      event.kind === 'fault' ||
+      (event.kind === 'signal' && this.intake.isStop(event.signal));
     this.queue = new EventQueue(urgent, () => void this.loop.run());
     const fault = (error: unknown) => this.apply({ kind: 'fault', message: messageOf(error) });
-    this.loop = new EventLoop(this.queue, (event) => this.dispatch(event), fault, () => this.state.phase === 'done', () => this.resolveDone(this.result));
-    this.parts = wire(command, config, { ...options, cwd: this.cwd }, this.platform, this.logger, this.timers.signal, (event) => this.queue.push(event));
+    this.loop = new EventLoop(
+      this.queue,
+      (event) => this.dispatch(event),
+      fault,
+      () => this.state.phase === 'done',
+      () => this.resolveDone(this.result),
+    );
+    this.parts = wire(
+      command,
+      config,
+      { ...options, cwd: this.cwd },
+      this.platform,
+      this.logger,
+      this.timers.signal,
+      (event) => this.queue.push(event),
+    );
     this.lostChild = new LostChildWatch(this.timers, this.parts.children);
     if (this.parts.health) this.health = new HealthSchedule(this.parts.health, this.timers, options.status);
     const exited = this.main();
-    const stop = (signal: SignalName = 'SIGTERM') => (this.queue.push({ kind: 'stop', signal: this.intake.stopRequested(signal), reason: 'stop requested' }), exited);
-    this.handle = supervisorHandle(() => this.run, (signal) => this.loop.now({ kind: 'signal', signal }), stop, exited);
+    const stop = (signal: SignalName = 'SIGTERM') => (
+      this.queue.push({ kind: 'stop', signal: this.intake.stopRequested(signal), reason: 'stop requested' }),
+      exited
+    );
+    this.handle = supervisorHandle(
+      () => this.run,
+      (signal) => this.loop.now({ kind: 'signal', signal }),
+      stop,
+      exited,
+    );
   }
 
   /** Start-up, guarded step by step (tini's main); then the loop runs on each event until the end. */
@@ -101,10 +139,20 @@ class Supervisor {
     this.parts.children.reaping = adoptOrphans(this.platform, this.logger, this.config.subreaper);
     checkIdentity(this.platform, this.logger);
     // CLI only: the probe is a signal to this very process (and is not forwarded).
-    if (inbox) widenSignalPipe(this.platform, this.logger, () => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)));
+    if (inbox)
+      widenSignalPipe(
+        this.platform,
+        this.logger,
+        () => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)),
+      );
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
     const stopFirst = this.intake.stopBeforeSpawn(inbox?.swallowed, this.queue);
-    if (!stopFirst && this.options.terminal && this.config.target === 'group' && (this.options.stdio ?? 'inherit') === 'inherit') {
+    if (
+      !stopFirst &&
+      this.options.terminal &&
+      this.config.target === 'group' &&
+      (this.options.stdio ?? 'inherit') === 'inherit'
+    ) {
       this.terminal = handOverTerminal(this.platform, this.logger, (signal) => this.intake.expectOwn(signal));
     }
     this.apply({ kind: 'start', stopFirst });
@@ -148,7 +196,11 @@ class Supervisor {
     if (this.inputs.length > 1) return; // an effect's input: after the current one's effects
     try {
       while (this.inputs.length > 0) {
-        const { state, effects } = step(this.state, this.inputs[0], { now: Date.now(), config: this.machine, signalNumber });
+        const { state, effects } = step(this.state, this.inputs[0], {
+          now: Date.now(),
+          config: this.machine,
+          signalNumber,
+        });
         this.state = state;
         for (const effect of effects) this.perform(effect);
         this.inputs.shift();
@@ -181,7 +233,15 @@ class Supervisor {
       case 'begin-stop':
         return this.parts.stops.begin(Date.now());
       case 'stop-round':
-        if (looked) for (const signal of this.parts.stops.round(looked, effect.signal, effect.again, this.run, this.forwardFacts())) this.options.status?.countForward(signal);
+        if (looked)
+          for (const signal of this.parts.stops.round(
+            looked,
+            effect.signal,
+            effect.again,
+            this.run,
+            this.forwardFacts(),
+          ))
+            this.options.status?.countForward(signal);
         return;
       case 'kill-command-group':
         return this.parts.stops.killCommandGroup(this.run, this.parts.scans.latest);
@@ -224,9 +284,14 @@ class Supervisor {
     if (this.options.status) this.options.status.lastExitCode = exitStatus(exit, this.config.successExit, signalNumber);
     // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
     const command = this.parts.tree.commandInfo;
-    if (this.parts.pm2 && command && runsPm2Cli(this.command, run.args)) this.parts.pm2.cliLived(command, this.platform.startTimeNow());
+    if (this.parts.pm2 && command && runsPm2Cli(this.command, run.args))
+      this.parts.pm2.cliLived(command, this.platform.startTimeNow());
     if (exit.errorCode === undefined) {
-      this.logger.info('command-exit', `pid ${run.pid} left the tree: the command exited (${describeExit(exit)})`, { pid: run.pid, code: exit.code, signal: exit.signal });
+      this.logger.info('command-exit', `pid ${run.pid} left the tree: the command exited (${describeExit(exit)})`, {
+        pid: run.pid,
+        code: exit.code,
+        signal: exit.signal,
+      });
     }
     this.reap();
     const mayHaveDaemon = this.parts.pm2?.pidFileExists() ?? false;
@@ -244,24 +309,31 @@ class Supervisor {
     return more;
   }
 
-  private treeGone = (): boolean => this.parts.children.treeGone(this.managers.some((manager) => manager.info.ppid !== process.pid));
+  private treeGone = (): boolean =>
+    this.parts.children.treeGone(this.managers.some((manager) => manager.info.ppid !== process.pid));
 
   private async onTree(snapshot: TreeSnapshot): Promise<void> {
     if (this.ownPgid === -1) this.ownPgid = (await this.platform.processInfo(process.pid))?.pgid ?? -1;
-    if (this.logger.enabled('info') && !QUIET_PHASES.has(this.state.phase)) logTreeChanges(this.logger, this.parts.tree, snapshot);
+    if (this.logger.enabled('info') && !QUIET_PHASES.has(this.state.phase))
+      logTreeChanges(this.logger, this.parts.tree, snapshot);
     this.options.status?.treeLooked(snapshot.alive.length);
     this.parts.pm2?.noteClis(snapshot);
     if (this.parts.pm2 && (snapshot.joined.length > 0 || this.state.phase === 'exited' || this.managers.length > 0)) {
       this.managers = await this.parts.pm2.find(snapshot);
       // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): look again with it.
-      if (this.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid))) return this.parts.scans.request();
+      if (this.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid)))
+        return this.parts.scans.request();
     }
     this.parts.forwarder.deliverPending(snapshot, this.forwardFacts());
     if (this.state.phase === 'stop-delay') this.parts.stops.saw(snapshot);
     const run = this.run;
     this.looked = snapshot;
     try {
-      this.apply({ kind: 'looked', alive: snapshot.alive, commandPgid: run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid });
+      this.apply({
+        kind: 'looked',
+        alive: snapshot.alive,
+        commandPgid: run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid,
+      });
     } finally {
       this.looked = undefined;
     }
@@ -278,12 +350,27 @@ class Supervisor {
     if (run.pid !== undefined) (this.parts.children.spawnedByNode.add(run.pid), this.parts.tree.setCommand(run.pid));
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
     if (run.pid !== undefined) this.health?.started();
-    this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, { pid: run.pid, target: this.config.target });
+    this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, {
+      pid: run.pid,
+      target: this.config.target,
+    });
   }
 
   private forwardFacts(): ForwardFacts {
-    const { run, managers, ownPgid, parts: { children } } = this;
-    return { run, managers, ownPgid, helpers: children.helpers, reaping: children.reaping, nodeChildren: children.spawnedByNode };
+    const {
+      run,
+      managers,
+      ownPgid,
+      parts: { children },
+    } = this;
+    return {
+      run,
+      managers,
+      ownPgid,
+      helpers: children.helpers,
+      reaping: children.reaping,
+      nodeChildren: children.spawnedByNode,
+    };
   }
 
   private end(exitCode: number, exit: CommandExit): void {

@@ -22,10 +22,13 @@ export class Timers {
   set(name: TimerName, ms: number): void {
     if (this.signal.aborted) return;
     this.clear(name);
-    const timer = setTimeout(() => {
-      this.timers.delete(name);
-      this.fire(name);
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(name);
+        this.fire(name);
+      },
+      Math.max(0, ms),
+    );
     this.timers.set(name, timer);
   }
 

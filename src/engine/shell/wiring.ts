@@ -63,7 +63,9 @@ export function wire(
     spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
     reaped: (pid: number) => (children.spawnedByNode.delete(pid), tree.probeReaped(pid)),
   };
-  const health = config.health && new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
+  const health =
+    config.health &&
+    new HealthChecks(config.health, logger, probes, (run, result) => push({ kind: 'health', run, result }), fault);
   const trimMemory = platform.trimMemory?.bind(platform);
   const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
   const heard = (run: number, word: 'ready' | 'stopping', via: string) => push({ kind: 'app-said', run, word, via });

@@ -4,7 +4,8 @@ import type { TreeSnapshot } from './tree.js';
 // Who gets a signal: pure functions of a snapshot, no process touched.
 
 /** One kill(2) call: a whole process group, or one process. */
-export type Target = { kind: 'group'; pgid: number; members: ProcessInfo[] } | { kind: 'process'; process: ProcessInfo };
+export type Target =
+  { kind: 'group'; pgid: number; members: ProcessInfo[] } | { kind: 'process'; process: ProcessInfo };
 
 export type TargetMode = 'group' | 'child' | 'tree';
 export const TARGET_MODES: readonly TargetMode[] = ['group', 'child', 'tree'];
@@ -81,7 +82,9 @@ export function unreached(targets: Target[], reached: ReadonlySet<string>): Targ
 
 export function describeTargets(targets: Target[]): string {
   return targets
-    .map((target) => (target.kind === 'group' ? `group ${target.pgid} (${target.members.length})` : `pid ${target.process.pid}`))
+    .map((target) =>
+      target.kind === 'group' ? `group ${target.pgid} (${target.members.length})` : `pid ${target.process.pid}`,
+    )
     .join(', ');
 }
 

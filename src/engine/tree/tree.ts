@@ -106,7 +106,8 @@ export class ProcessTree {
    */
   ignoreProbe(pid: number): void {
     const now = this.platform.startTimeNow();
-    for (const [probe, { reapedAt }] of this.probes) if (now - reapedAt > FORGET_PROBES_AFTER) this.probes.delete(probe);
+    for (const [probe, { reapedAt }] of this.probes)
+      if (now - reapedAt > FORGET_PROBES_AFTER) this.probes.delete(probe);
     this.probes.set(pid, { reapedAt: Infinity });
   }
 
@@ -230,7 +231,9 @@ export class ProcessTree {
     const origin = this.origin;
     if (!origin?.strict) return { own: all, foreign: [] };
     const seen = (info: ProcessInfo) =>
-      this.known.get(info.pid) === info.startTime || origin.nodeChildren.has(info.pid) || this.probes.get(info.pid)?.reapedAt === Infinity;
+      this.known.get(info.pid) === info.startTime ||
+      origin.nodeChildren.has(info.pid) ||
+      this.probes.get(info.pid)?.reapedAt === Infinity;
     // A zombie has no environment left to read: reaped, it needs no verdict.
     const unseen = all.filter((info) => !seen(info) && isAlive(info));
     if (unseen.length === 0) return { own: all.filter(seen), foreign: [] };
