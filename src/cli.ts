@@ -23,7 +23,8 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   if (grace !== undefined) {
     logger.info(
       'grace',
-      `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, then the kill timeout ${formatDuration(config.killTimeout)}`,
+      `grace ${formatDuration(grace)}: stop delay ${formatDuration(config.stopDelay)}, ` +
+        `then the kill timeout ${formatDuration(config.killTimeout)}`,
       {
         graceMs: grace,
         stopDelayMs: config.stopDelay,
@@ -34,7 +35,8 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   if (inbox.together) {
     logger.warn(
       'node-options',
-      `NODE_OPTIONS is gsup's too (${inbox.together}): a preload's signal handlers, timers and ports run in gsup as well`,
+      `NODE_OPTIONS is gsup's too (${inbox.together}): ` +
+        "a preload's signal handlers, timers and ports run in gsup as well",
       { why: inbox.together },
     );
   }
@@ -45,7 +47,8 @@ async function run(options: CliOptions, inbox: SignalInbox): Promise<number> {
   if (npm && !(await import('node:tty')).isatty(0)) {
     logger.warn(
       'npm',
-      `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; run node_modules/.bin/gsup (or exec it) instead`,
+      `started by ${npm} with no terminal: on SIGTERM npm exits at once and leaves gsup and the command running; ` +
+        'run node_modules/.bin/gsup (or exec it) instead',
       { npm },
     );
   }

@@ -29,7 +29,8 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   const program = new Command('gsup')
     .usage(USAGE)
     .description(
-      'Run a command, forward signals to its whole process tree exactly once, stop the tree within a deadline, exit with its status.',
+      'Run a command, forward signals to its whole process tree exactly once, ' +
+        'stop the tree within a deadline, exit with its status.',
     )
     .version(version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
@@ -51,7 +52,8 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   program.addOption(
     new Option(
       '-r, --rewrite <from:to>',
-      'rewrite a received signal before forwarding (TERM:INT, 15:2; to 0 drops it), repeatable [env GSUP_REWRITE, comma list]',
+      'rewrite a received signal before forwarding (TERM:INT, 15:2; to 0 drops it), ' +
+        'repeatable [env GSUP_REWRITE, comma list]',
     ).argParser(collect),
   );
   option(
@@ -69,7 +71,8 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   program.addOption(
     new Option(
       '-e, --success-exit <code>',
-      "exit 0 when gsup would exit with this code (the command's, or 127 for a missing one), repeatable [env GSUP_SUCCESS_EXIT, comma list]",
+      "exit 0 when gsup would exit with this code (the command's, or 127 for a missing one), " +
+        'repeatable [env GSUP_SUCCESS_EXIT, comma list]',
     ).argParser(collect),
   );
   option('--restart <mode>', 'restart the command when it exits: never, on-failure or always', 'GSUP_RESTART', 'never');

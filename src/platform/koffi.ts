@@ -109,7 +109,10 @@ export function loadLibc(koffi: typeof import('koffi')): ReturnType<typeof koffi
 // that was a third of gsup's private memory (measured: bench/soak.js).
 const M_ARENA_MAX = -8;
 
-/** One arena from now on (threads that already have one keep it: PID 1 calls this first thing, see stop-handover.ts). */
+/**
+ * One arena from now on (threads that already have one keep it: PID 1 calls this first thing, see
+ * stop-handover.ts).
+ */
 export function limitMallocArenas(library: { func: (signature: string) => unknown }): void {
   try {
     (library.func('int mallopt(int, int)') as (option: number, value: number) => number)(M_ARENA_MAX, 1);

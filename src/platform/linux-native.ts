@@ -80,7 +80,8 @@ export function load(): Libc | undefined {
       waitid: library.func('int waitid(int, int, void *, int)'),
       fcntl: library.func('int fcntl(int, int, int)'),
       ioctl: library.func('int ioctl(int, unsigned long, _Out_ int *)'),
-      // syscall(2) is variadic; these fixed prototypes pass the same registers on Linux's ABIs, without koffi's per-call variadic cost.
+      // syscall(2) is variadic; these fixed prototypes pass the same registers on Linux's ABIs,
+      // without koffi's per-call variadic cost.
       pidfdOpen: library.func('syscall', 'long', ['long', 'int', 'unsigned int']),
       pidfdSendSignal: library.func('syscall', 'long', ['long', 'int', 'int', 'void *', 'unsigned int']),
       close: library.func('int close(int)'),

@@ -116,7 +116,8 @@ export function reapOne(keep: ReadonlySet<number>): ReapedChild | 'none' | 'bloc
   siginfo.fill(0);
   // With no child of Node's in the way, one call reaps; else peek first (WNOWAIT), then reap by pid.
   const direct = keep.size === 0;
-  if (native.waitid(P_ALL, 0, siginfo, WEXITED | WNOHANG | (direct ? 0 : WNOWAIT)) !== 0) return 'none'; // ECHILD: no children at all
+  // ECHILD: no children at all.
+  if (native.waitid(P_ALL, 0, siginfo, WEXITED | WNOHANG | (direct ? 0 : WNOWAIT)) !== 0) return 'none';
   const pid = siginfo.readInt32LE(SI_PID_OFFSET);
   if (pid === 0) return 'none';
   if (direct) {

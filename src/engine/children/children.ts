@@ -26,7 +26,10 @@ export class Children {
     this.reaper = new Reaper(platform, this.spawnedByNode, logger, died);
   }
 
-  /** Reaps a batch: `more` when the batch was full, `nodeZombie` when a child of Node's waits (libuv may have missed its SIGCHLD). */
+  /**
+   * Reaps a batch: `more` when the batch was full, `nodeZombie` when a child of Node's waits (libuv
+   * may have missed its SIGCHLD).
+   */
   reap(): { reaped: CommandExit[]; more: boolean; nodeZombie: boolean } {
     if (!this.reaping) return { reaped: [], more: false, nodeZombie: false };
     return this.reaper.reap();

@@ -50,7 +50,10 @@ export class Reaper {
     return { reaped, more: true, nodeZombie: false };
   }
 
-  /** At the end: a walk of every child, reaping what can be, counting zombies not yet reapable (threads still exiting). */
+  /**
+   * At the end: a walk of every child, reaping what can be, counting zombies not yet reapable
+   * (threads still exiting).
+   */
   sweep(): { reaped: CommandExit[]; notYet: number } {
     const { reaped, notYet } = this.platform.reapZombies?.(this.nodeChildren) ?? { reaped: [], notYet: 0 };
     return { reaped: reaped.map((child) => this.noted(child)), notYet };

@@ -27,7 +27,10 @@ export interface SpawnedCommand {
   exited: Promise<CommandExit>;
   stdout: Readable | null;
   stderr: Readable | null;
-  /** Has the child been reaped (its pid free for reuse)? True from the moment Node took its status, before `exited` settles. */
+  /**
+   * Has the child been reaped (its pid free for reuse)? True from the moment Node took its status,
+   * before `exited` settles.
+   */
   reaped?: () => boolean;
 }
 

@@ -25,7 +25,10 @@ export interface SuperviseOptions extends ConfigOptions {
   suspendSelf?: () => void;
   /** Where to publish readiness and metrics for the orchestrator (the CLI's status endpoint reads it). */
   status?: StatusBoard;
-  /** Signals received before the engine was built (the CLI's early handlers): handed over in order, then each as it comes. */
+  /**
+   * Signals received before the engine was built (the CLI's early handlers): handed over in order,
+   * then each as it comes.
+   */
   inbox?: { attach(listener: (signal: SignalName) => void): void; readonly swallowed?: SignalName };
 }
 

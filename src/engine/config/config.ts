@@ -24,7 +24,10 @@ export interface SupervisorConfig {
   onExit: OnExitPolicy;
   /** Exit codes that count as success (become 0). */
   successExit: readonly number[];
-  /** Linux: become child subreaper, so that orphans of the tree come to gsup and are reaped (as PID 1 they always are). */
+  /**
+   * Linux: become child subreaper, so that orphans of the tree come to gsup and are reaped (as PID
+   * 1 they always are).
+   */
   subreaper: boolean;
   /** Look for pm2 God daemons and pm2-runtime, and route signals and stops through pm2. */
   pm2: boolean;
@@ -236,7 +239,8 @@ function checkRewrite(rewrite: ReadonlyMap<SignalName, SignalName | null>): void
       throw new TypeError(`rewrite: ${JSON.stringify(from)} is not a signal name: use full names such as 'SIGTERM'`);
     if (to !== null && !known(to))
       throw new TypeError(
-        `rewrite: ${JSON.stringify(to)} (for ${from}) is not a signal name: use full names such as 'SIGINT', or null to drop`,
+        `rewrite: ${JSON.stringify(to)} (for ${from}) is not a signal name: ` +
+          "use full names such as 'SIGINT', or null to drop",
       );
   }
 }

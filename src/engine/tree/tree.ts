@@ -180,7 +180,8 @@ export class ProcessTree {
     const now = command && byPid.get(command.pid);
     // The command as it is now (its name changes with an exec, or npm's title).
     if (now && isAlive(now) && now.startTime === command.startTime) this.command = now;
-    // The session id counts only while its leader is the command seen (alive or unreaped): after that the number names nothing.
+    // The session id counts only while its leader is the command seen (alive or unreaped): after
+    // that the number names nothing.
     if (command && command.sid === command.pid && command.sid > 0 && now?.startTime === command.startTime) {
       // A process that double-forked out of the command's ancestry but not
       // out of its session (no setsid) is still the command's.
