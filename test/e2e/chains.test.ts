@@ -1,12 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, Run, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, Run, fixture, gsup, leftovers, markerPath } from '../helpers/gsup.js';
 import { isAlive, readProc, related, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const APP_TS = 'fixtures/app.ts';
 

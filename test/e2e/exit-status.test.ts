@@ -1,11 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything, tempDir } from '../helpers/gsup.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { PRINTER, gsup, tempDir } from '../helpers/gsup.js';
 
 describe('the command runs as if started directly', () => {
   it('passes stdin through: echo hi | gsup -- cat', async () => {

