@@ -139,3 +139,20 @@ describe('exit status', () => {
     );
   });
 });
+
+describe('gsup’s own status', () => {
+  it('a flood of signals around the command’s end never replaces its status', async () => {
+    const run = gsup(['--', 'sh', '-c', 'trap "" USR1; echo ready; sleep 0.3; exit 7']);
+    await run.waitForLine(/^ready$/); // gsup's handlers are in: the flood starts with the command
+    let sent = 0;
+    const flood = setInterval(() => {
+      for (let i = 0; i < 100 && run.exit === undefined; i++) if (run.child.kill('SIGUSR1')) sent++;
+    }, 1);
+    try {
+      expect(await run.finished()).toEqual({ code: 7, signal: null });
+    } finally {
+      clearInterval(flood);
+    }
+    expect(sent).toBeGreaterThan(100);
+  });
+});
