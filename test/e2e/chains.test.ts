@@ -49,7 +49,10 @@ describe.each([
   });
 });
 
-describe('without gsup', () => {
+// World premise, not gsup: what happens without it. gsup relies on this to exist at all (the README's first
+// paragraph, and its advice never to start gsup through npx). Should npx ever pass SIGTERM on and wait, this fails,
+// and the README's problem statement must change, not gsup.
+describe('world premise: without gsup', () => {
   it('kill -TERM to npx leaves the app running (the problem gsup solves)', async () => {
     const done = markerPath();
     const run = new Run('npx', ['tsx', APP_TS, '--marker', done]);
