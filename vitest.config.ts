@@ -8,6 +8,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          setupFiles: ['test/helpers/leaks.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
           // Real processes and real signals: files run in parallel, tests in a file one by one.
@@ -22,6 +23,7 @@ export default defineConfig({
           // so that they neither starve nor are starved by timing-sensitive tests.
           name: 'e2e-alone',
           include: ['test/e2e-alone/**/*.test.ts'],
+          setupFiles: ['test/helpers/leaks.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
           fileParallelism: false,

@@ -1,14 +1,10 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, gsup, killEverything } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { fixture, gsup } from '../helpers/gsup.js';
 import { readProc, waitFor } from '../helpers/proc.js';
 
 // Alone, after the rest: while the fixture lives, anyone's read of its command line (ps, a test that reads every
 // process's) waits seconds.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 describe.skipIf(process.getuid?.() !== 0 || !existsSync('/dev/fuse'))(
   'a process whose command line cannot be read (D state, a hung FUSE mount)',

@@ -1,15 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, gsupAsPid1, hostPidOfPid1, killEverything, unshareWorks } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks } from '../helpers/gsup.js';
 import { freePort } from '../helpers/net.js';
 import { waitFor } from '../helpers/proc.js';
 
 // gsup is a Node program started with the app's environment: NODE_OPTIONS is
 // the app's (an APM preload, --inspect), and must not become gsup's.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const PRELOAD = fixture('preload.cjs');
 const preloaded = (extra: NodeJS.ProcessEnv = {}) => ({ NODE_OPTIONS: `--require ${PRELOAD}`, ...extra });

@@ -1,11 +1,7 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Run, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { Run, fixture, gsup, leftovers, markerPath } from '../helpers/gsup.js';
 import { isAlive, readProc, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const DAEMONIZE = fixture('daemonize.js');
 

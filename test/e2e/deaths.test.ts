@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ownMemoryCgroup, readMemoryCgroup } from '../../src/platform/cgroup.js';
-import { GSUP, PRINTER, Run, fixture, gsup, killEverything, tempDir } from '../helpers/gsup.js';
+import { GSUP, PRINTER, Run, fixture, gsup, tempDir } from '../helpers/gsup.js';
+import { afterLeakCheck } from '../helpers/leaks.js';
 import { freePort } from '../helpers/net.js';
 
 // Deaths explained (an OOM kill named, an outside SIGKILL said so, gsup's own
@@ -13,12 +14,6 @@ import { freePort } from '../helpers/net.js';
 
 const HOG = fixture('hog.js');
 const LIMIT = 256 * 2 ** 20;
-const cleanups: Array<() => void> = [];
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
 
 /** A fresh memory cgroup with a 256 MiB limit and no swap (v1 or v2), removed after the test; or why there is none. */
 function memoryCgroup(): string | { reason: string } {
@@ -30,7 +25,7 @@ function memoryCgroup(): string | { reason: string } {
     if (existsSync(join(v1, 'memory.limit_in_bytes'))) {
       dir = join(v1, name);
       mkdirSync(dir);
-      cleanups.push(() => removeCgroup(dir));
+      afterLeakCheck(() => removeCgroup(dir));
       writeFileSync(join(dir, 'memory.limit_in_bytes'), String(LIMIT));
       const swap = join(dir, 'memory.memsw.limit_in_bytes');
       if (existsSync(swap)) writeFileSync(swap, String(LIMIT));
@@ -38,7 +33,7 @@ function memoryCgroup(): string | { reason: string } {
       writeFileSync(join(v2, 'cgroup.subtree_control'), '+memory');
       dir = join(v2, name);
       mkdirSync(dir);
-      cleanups.push(() => removeCgroup(dir));
+      afterLeakCheck(() => removeCgroup(dir));
       writeFileSync(join(dir, 'memory.max'), String(LIMIT));
       if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
     } else {
@@ -50,7 +45,7 @@ function memoryCgroup(): string | { reason: string } {
   }
 }
 
-/** rmdir once its processes are gone (they were killed by afterEach). */
+/** rmdir once its processes are gone (they were killed by the leak check). */
 function removeCgroup(dir: string): void {
   if (!existsSync(dir)) return;
   for (let attempt = 0; attempt < 100; attempt++) {
@@ -95,7 +90,7 @@ describe('deaths explained', () => {
     async () => {
       const dir = memoryCgroup() as string;
       const log = join(tempDir().path, 'termination-log');
-      cleanups.push(() => rmSync(log, { force: true }));
+      afterLeakCheck(() => rmSync(log, { force: true }));
       const run = gsupIn(dir, ['--termination-log', log, '--', process.execPath, HOG]);
       const pid = await run.ready('hog');
       expect(await run.finished(30_000)).toEqual({ code: 137, signal: null });
@@ -118,7 +113,7 @@ describe('deaths explained', () => {
       const dir = memoryCgroup() as string;
       const port = await freePort();
       const log = join(tempDir().path, 'termination-log');
-      cleanups.push(() => rmSync(log, { force: true }));
+      afterLeakCheck(() => rmSync(log, { force: true }));
       // The hog is orphaned at once (its subshell exits): it comes to gsup, the subreaper, which reaps it.
       const script = `("$0" "${HOG}" &); exec "$0" "${PRINTER}"`;
       const options = ['--status-port', String(port), '--termination-log', log];
@@ -152,7 +147,7 @@ describe('deaths explained', () => {
   it('a SIGKILL from outside is said so, not blamed on the OOM killer', async () => {
     const port = await freePort();
     const log = join(tempDir().path, 'termination-log');
-    cleanups.push(() => rmSync(log, { force: true }));
+    afterLeakCheck(() => rmSync(log, { force: true }));
     const run = gsup(['--status-port', String(port), '--termination-log', log, '--', process.execPath, PRINTER]);
     const pid = await run.ready();
     process.kill(pid, 'SIGKILL');
@@ -168,7 +163,7 @@ describe('deaths explained', () => {
 
   it("gsup's own SIGKILL at the kill timeout is neither; the termination log names the stop", async () => {
     const log = join(tempDir().path, 'termination-log');
-    cleanups.push(() => rmSync(log, { force: true }));
+    afterLeakCheck(() => rmSync(log, { force: true }));
     const run = gsup(['-t', '300ms', '--termination-log', log, '--', process.execPath, PRINTER, '--ignore-stop']);
     const pid = await run.ready();
     run.signal('SIGTERM');
@@ -188,7 +183,7 @@ describe('deaths explained', () => {
 describe('--termination-log', () => {
   it("GSUP_TERMINATION_LOG: the command's status, written once at the end, replacing what was there", async () => {
     const dir = tempDir();
-    cleanups.push(dir.remove);
+    afterLeakCheck(dir.remove);
     const log = join(dir.path, 'termination-log');
     writeFileSync(log, 'an older message that is much longer than the new one\n');
     const run = gsup(['--', 'sh', '-c', 'exit 3'], { env: { GSUP_TERMINATION_LOG: log } });
@@ -198,7 +193,7 @@ describe('--termination-log', () => {
 
   it('a path that cannot be written: one line and 125 at start, nothing run', async () => {
     const dir = tempDir();
-    cleanups.push(dir.remove);
+    afterLeakCheck(dir.remove);
     const marker = join(dir.path, 'ran');
     const run = gsup(['--termination-log', join(dir.path, 'missing', 'log'), '--', 'sh', '-c', `touch ${marker}`]);
     expect(await run.finished()).toEqual({ code: 125, signal: null });
@@ -211,7 +206,7 @@ describe('--termination-log', () => {
     const dir = tempDir();
     const sub = join(dir.path, 'sub');
     mkdirSync(sub);
-    cleanups.push(dir.remove);
+    afterLeakCheck(dir.remove);
     // The directory goes away while the command runs: the start's check passed, the end's write fails.
     const run = gsup(['--termination-log', join(sub, 'log'), '--', 'sh', '-c', `rmdir ${sub}; exit 4`]);
     expect(await run.finished()).toEqual({ code: 4, signal: null });

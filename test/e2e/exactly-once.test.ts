@@ -1,12 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { supervise } from '../../src/engine/shell/supervisor.js';
 import { posixPlatform } from '../../src/platform/posix.js';
-import { PRINTER, gsup, killEverything, leftovers } from '../helpers/gsup.js';
+import { PRINTER, gsup, leftovers } from '../helpers/gsup.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 // Every signal gsup forwards, but the stop signals and job control (tested apart).
 const FORWARDED = [

@@ -1,11 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything, tempDir } from '../helpers/gsup.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { PRINTER, gsup, tempDir } from '../helpers/gsup.js';
 
 describe('the command runs as if started directly', () => {
   it('passes stdin through: echo hi | gsup -- cat', async () => {
@@ -141,5 +137,22 @@ describe('exit status', () => {
     expect(help.stdout.join(' ').replace(/\s+/g, ' ')).toContain(
       "exit 0 when gsup would exit with this code (the command's, or 127 for a missing one)",
     );
+  });
+});
+
+describe('gsup’s own status', () => {
+  it('a flood of signals around the command’s end never replaces its status', async () => {
+    const run = gsup(['--', 'sh', '-c', 'trap "" USR1; echo ready; sleep 0.3; exit 7']);
+    await run.waitForLine(/^ready$/); // gsup's handlers are in: the flood starts with the command
+    let sent = 0;
+    const flood = setInterval(() => {
+      for (let i = 0; i < 100 && run.exit === undefined; i++) if (run.child.kill('SIGUSR1')) sent++;
+    }, 1);
+    try {
+      expect(await run.finished()).toEqual({ code: 7, signal: null });
+    } finally {
+      clearInterval(flood);
+    }
+    expect(sent).toBeGreaterThan(100);
   });
 });

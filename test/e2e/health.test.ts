@@ -2,13 +2,9 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '../helpers/net.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, tempDir } from '../helpers/gsup.js';
-import { allProcs, isAlive, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, leftovers, tempDir } from '../helpers/gsup.js';
+import { allProcs, commandLine, isAlive, waitFor } from '../helpers/proc.js';
 
 /** Fire and forget: the request that hangs the app gets no answer. */
 function hang(port: number): void {
@@ -256,5 +252,40 @@ describe('health checks that act', () => {
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe('health probes bounded by their timeout', () => {
+  it('a probe that leaves a child holding its output keeps its schedule; what it left is the tree’s and stopped with it', async () => {
+    // A duration no other test uses: its processes can be told apart on the machine.
+    const probe = 'setsid sleep 31.7 & exit 0';
+    const run = gsup([
+      '-v',
+      '--health-cmd',
+      probe,
+      '--health-interval',
+      '200ms',
+      '--health-timeout',
+      '500ms',
+      '--',
+      'node',
+      PRINTER,
+    ]);
+    await run.ready();
+    // On a probe that waited for its output to close, the first round would last 31.7 s.
+    await waitFor(
+      () => run.stderr.filter((line) => line.includes('health check passed')).length >= 4,
+      'four rounds',
+      5000,
+    );
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(leftovers(run)).toEqual([]);
+    // Each sleep died with its probe's group (SIGKILL at the probe's exit) or, once it had left it, with the tree.
+    await waitFor(
+      () => !allProcs().some((proc) => proc.state !== 'Z' && commandLine(proc.pid) === 'sleep 31.7'),
+      'no sleep of the probes to be left',
+      2000,
+    );
   });
 });

@@ -1,9 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { PRINTER, gsup } from '../helpers/gsup.js';
 
 async function stopOnce(args: string[], env?: NodeJS.ProcessEnv) {
   const run = gsup([...args, '--', 'node', PRINTER], { env });

@@ -1,10 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, gsup, killEverything, leftovers } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { fixture, gsup, leftovers } from '../helpers/gsup.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 // The spawner starts a printer in its own process group, waits until it is
 // ready, and exits with the given code, leaving it behind.

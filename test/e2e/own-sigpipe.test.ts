@@ -1,15 +1,11 @@
 import { get, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, gsup } from '../helpers/gsup.js';
 import { freePort } from '../helpers/net.js';
 
 // gsup listens for SIGPIPE to forward it. A write of its own to a peer that
 // is gone raises SIGPIPE in gsup too: that one is gsup's, never the app's.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const HOST = '127.0.0.1';
 

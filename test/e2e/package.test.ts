@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PRINTER, ROOT, Run, hostPidOfPid1, killEverything, tempDir, unshareWorks } from '../helpers/gsup.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRINTER, ROOT, Run, hostPidOfPid1, tempDir, unshareWorks } from '../helpers/gsup.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
 
 // The package as a stranger gets it: `npm pack`, installed into an empty
@@ -25,9 +25,6 @@ beforeAll(() => {
   installed = join(app, 'node_modules', '.bin', 'gsup');
 }, 240_000);
 
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 afterAll(() => dir.remove());
 
 describe('the npm package', () => {

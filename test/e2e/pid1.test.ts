@@ -1,22 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  PRINTER,
-  Run,
-  fixture,
-  gsupAsPid1,
-  hostPidOfPid1,
-  killEverything,
-  tempDir,
-  unshareWorks,
-} from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, Run, fixture, gsupAsPid1, hostPidOfPid1, tempDir, unshareWorks } from '../helpers/gsup.js';
 import { allProcs, readProc, waitFor } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 if (!unshareWorks) console.warn('skipping the PID 1 tests: `unshare --pid --fork --mount-proc` is not permitted here');
 

@@ -1,14 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
-import { GSUP, Run, fixture, gsup, killEverything, leftovers, unshareWorks } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { GSUP, Run, fixture, gsup, leftovers, unshareWorks } from '../helpers/gsup.js';
 import { waitFor } from '../helpers/proc.js';
 
 // Identities taken while certain: a group only through its leader, gsup's own children through the pidfds taken at
 // their spawn, and no window left unsaid.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 describe('a group gets a signal through its leader only', () => {
   it('a member that once led another group cannot stand for its group: the signal reaches it, not the group it led', async () => {

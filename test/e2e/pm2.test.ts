@@ -1,20 +1,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { gsup, killEverything } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { gsup } from '../helpers/gsup.js';
+import { afterLeakCheck } from '../helpers/leaks.js';
 import { APP, PM2, PM2_RUNTIME, Pm2Home } from '../helpers/pm2.js';
 import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 
-const homes: Pm2Home[] = [];
+/** A PM2_HOME of the test's own, disposed of (pm2 kill) once the leak check has looked. */
 function home(): Pm2Home {
   const created = new Pm2Home();
-  homes.push(created);
+  afterLeakCheck(() => created.dispose());
   return created;
 }
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-  for (const created of homes.splice(0)) created.dispose();
-});
 
 async function appsReady(pm2: Pm2Home, count: number): Promise<number[]> {
   await waitFor(() => pm2.readyPids().length >= count, `${count} apps to be ready`, 20_000);
@@ -52,20 +49,6 @@ describe('gsup -- pm2 start', () => {
     const log = run.stderr.join('\n');
     expect(log).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
     for (const pid of apps) expect(log).toContain(`${pid} (node ${APP})`);
-  }, 40_000);
-
-  it('for comparison: the God daemon’s own SIGTERM path stops -i 4 apps one after another (over 4 s)', async () => {
-    const pm2 = home();
-    // gsup stays (wait) as the God daemon's parent, so it is reaped at the end.
-    const run = gsup(['--on-exit', 'wait', '--', PM2, 'start', APP, '-i', '4'], { env: pm2.env() });
-    await appsReady(pm2, 4);
-    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
-    const god = pm2.daemonPid()!;
-    const sent = Date.now();
-    process.kill(god, 'SIGTERM');
-    await waitFor(() => !isAlive(god), 'the God daemon to exit', 20_000);
-    expect(Date.now() - sent).toBeGreaterThan(4000);
-    await run.finished();
   }, 40_000);
 
   it('fork mode, an app with children of its own: nothing left behind', async () => {
@@ -210,5 +193,25 @@ describe('gsup -- pm2-runtime start', () => {
       expect(isAlive(pid)).toBe(false);
     }
     expect(pm2.readyPids()).toEqual(apps);
+  }, 40_000);
+});
+
+// World premise, not gsup: pm2's own behaviour. gsup stops a God daemon with `pm2 kill` (apps in parallel, one
+// SIGINT each) rather than with a SIGTERM to the daemon, because the daemon's own SIGTERM path stops its apps one
+// after another (docs/pm2.md). Should pm2 make that path parallel, this fails, and the choice can be revisited; gsup
+// is not wrong then.
+describe('world premise: pm2’s own SIGTERM path', () => {
+  it('for comparison: the God daemon’s own SIGTERM path stops -i 4 apps one after another (over 4 s)', async () => {
+    const pm2 = home();
+    // gsup stays (wait) as the God daemon's parent, so it is reaped at the end.
+    const run = gsup(['--on-exit', 'wait', '--', PM2, 'start', APP, '-i', '4'], { env: pm2.env() });
+    await appsReady(pm2, 4);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = pm2.daemonPid()!;
+    const sent = Date.now();
+    process.kill(god, 'SIGTERM');
+    await waitFor(() => !isAlive(god), 'the God daemon to exit', 20_000);
+    expect(Date.now() - sent).toBeGreaterThan(4000);
+    await run.finished();
   }, 40_000);
 });

@@ -3,16 +3,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, gsup, killEverything, type Run } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { fixture, gsup, type Run } from '../helpers/gsup.js';
 import { freePort } from '../helpers/net.js';
 
 // --wait-ready with real processes: the app's word (process.send('ready'), READY=1 on $NOTIFY_SOCKET) read
 // through /readyz before and after, --ready-timeout's failed start, and readiness with health checks.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const READY_APP = fixture('ready-app.js');
 

@@ -1,9 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, leftovers } from '../helpers/gsup.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, leftovers } from '../helpers/gsup.js';
 
 describe('--restart', () => {
   it('on-failure: a crash loop restarts with a growing delay, gives up at the limit, exits with the last status', async () => {

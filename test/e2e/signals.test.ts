@@ -1,9 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, gsup, killEverything } from '../helpers/gsup.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { PRINTER, gsup } from '../helpers/gsup.js';
 
 describe('--rewrite', () => {
   it.each([['TERM:INT'], ['15:2'], ['SIGTERM:SIGINT']])('-r %s turns SIGTERM into SIGINT', async (rule) => {

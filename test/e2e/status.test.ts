@@ -5,15 +5,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/net.js';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup } from '../helpers/gsup.js';
 import { waitFor } from '../helpers/proc.js';
 
 // The orchestrator's view, over real HTTP: /livez, /readyz (drains first), /metrics, and --grace.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 /** One request: its status and body (HEAD: no body). */
 type Answer = { status: number; body: string; type: string };

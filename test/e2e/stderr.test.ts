@@ -2,16 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { GSUP, PRINTER, Run, gsup, killEverything, tempDir } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { GSUP, PRINTER, Run, gsup, tempDir } from '../helpers/gsup.js';
 
 // A stderr that does not drain (Docker's blocking log mode behind a stalled
 // driver, a terminal in XOFF) must never hold back a signal: gsup's lines
 // wait, or are counted as lost, and the stop goes on as tini's would.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 const hasPython = (() => {
   try {

@@ -1,11 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, leftovers, markerPath } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, leftovers, markerPath } from '../helpers/gsup.js';
 import { related } from '../helpers/proc.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
 
 describe('the stop sequence', () => {
   it('waits for the whole tree: the app finishes its 1 s cleanup after its parent exited', async () => {

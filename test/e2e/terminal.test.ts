@@ -1,82 +1,12 @@
-import { readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { PRINTER, fixture, gsup, killEverything, leftovers, tempDir } from '../helpers/gsup.js';
+import { describe, expect, it } from 'vitest';
+import { PRINTER, fixture, gsup, leftovers, tempDir } from '../helpers/gsup.js';
 import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 import { CTRL_C, CTRL_Z, gsupLine, inPty, ptySkipReason, quote, shellInPty } from '../helpers/pty.js';
 
 // What a person at a terminal (or `docker run -it`) expects, the way
 // dumb-init's tests check it: each case once per target mode it applies to.
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
-
-const MODES = ['group', 'child', 'tree'] as const;
-
-describe.each(MODES)('stop signals, --target %s', (mode) => {
-  it('every stop signal reaches the app: SIGTERM, then SIGINT; the third kills the tree at once', async () => {
-    const run = gsup(['--target', mode, '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000']);
-    const pid = await run.ready();
-    run.signal('SIGTERM');
-    await run.waitForLine(/^signal: SIGTERM /);
-    run.signal('SIGINT');
-    await run.waitForLine(/^signal: SIGINT /);
-    await run.waitForLine(/SIGINT received: second stop signal, forwarding it too/, { stream: 'stderr' });
-    const sent = Date.now();
-    run.signal('SIGTERM');
-    const exit = await run.finished();
-    expect(Date.now() - sent).toBeLessThan(3000);
-    expect(exit.code).toBe(137);
-    expect(run.count(/^signal: SIGTERM /)).toBe(1);
-    expect(run.count(/^signal: SIGINT /)).toBe(1);
-    const stderr = run.stderr.join('\n');
-    expect(stderr).toContain('SIGTERM received: third stop signal, killing the tree now');
-    expect(stderr).toMatch(new RegExp(`1 killed: ${pid} \\(node .*printer\\.js`));
-    expect(isAlive(pid)).toBe(false);
-  });
-
-  it('an app that forces its exit on a second signal gets it, and its status is gsup’s', async () => {
-    const run = gsup(['--target', mode, '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000', '--force-on-second']);
-    await run.ready();
-    run.signal('SIGTERM');
-    await run.waitForLine(/^signal: SIGTERM /);
-    run.signal('SIGTERM');
-    const exit = await run.finished();
-    expect(run.count(/^forced exit /)).toBe(1);
-    expect(run.count(/^signal: SIGTERM /)).toBe(2);
-    expect(exit.code).toBe(1);
-    expect(run.stderr.join('\n')).toMatch(/stopped in .*: 1 exited by themselves, 0 killed/);
-  });
-
-  it('-r TERM:INT, then SIGINT: the app gets SIGINT twice, and no SIGTERM', async () => {
-    const run = gsup(['--target', mode, '-r', 'TERM:INT', '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000']);
-    await run.ready();
-    run.signal('SIGTERM');
-    await run.waitForLine(/^signal: SIGINT /);
-    run.signal('SIGINT');
-    await waitFor(() => run.count(/^signal: SIGINT /) === 2, 'the second SIGINT');
-    run.signal('SIGINT');
-    expect((await run.finished()).code).toBe(137);
-    expect(run.count(/^signal: SIGINT /)).toBe(2);
-    expect(run.count(/^signal: SIGTERM /)).toBe(0);
-  });
-});
-
-describe('stop signals during --stop-delay', () => {
-  it('the second ends the wait and the stop signal goes out once; the third kills', async () => {
-    const run = gsup(['--stop-delay', '20s', '-t', '30s', '--', 'node', PRINTER, '--cleanup', '30000']);
-    await run.ready();
-    run.signal('SIGTERM');
-    await run.waitForLine(/waiting 20\.00s before forwarding SIGTERM/, { stream: 'stderr' });
-    run.signal('SIGTERM');
-    await run.waitForLine(/^signal: SIGTERM /);
-    await run.waitForLine(/second stop signal, forwarding SIGTERM now/, { stream: 'stderr' });
-    run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(137);
-    expect(run.count(/^signal: SIGTERM /)).toBe(1);
-  });
-});
 
 describe('job control, signalled', () => {
   it.each(['SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)(
@@ -267,35 +197,18 @@ describe.skipIf(ptySkipReason !== undefined)('in a terminal', () => {
   });
 });
 
-describe.each(MODES)('working directory, --target %s', (mode) => {
-  it('the command runs in the start directory; gsup itself moves to /', async () => {
-    const dir = tempDir();
-    try {
-      const run = gsup(['--target', mode, '--', 'node', PRINTER], { cwd: dir.path });
-      const pid = await run.ready();
-      expect(readlinkSync(`/proc/${pid}/cwd`)).toBe(realpathSync(dir.path));
-      await waitFor(() => readlinkSync(`/proc/${run.pid}/cwd`) === '/', 'gsup to leave its start directory');
-      run.signal('SIGTERM');
-      expect((await run.finished()).code).toBe(0);
-    } finally {
-      dir.remove();
-    }
-  });
-
-  it('a restart runs a relative command in the start directory again', async () => {
-    const dir = tempDir();
-    try {
-      writeFileSync(join(dir.path, 'run.sh'), '#!/bin/sh\necho "cwd: $(pwd)"\nexit 1\n', { mode: 0o755 });
-      const run = gsup(['--target', mode, '--restart', 'always', '--restart-delay', '50ms', '--', './run.sh'], {
-        cwd: dir.path,
-      });
-      await waitFor(() => run.count(/^cwd: /) >= 3, 'three runs');
-      run.signal('SIGTERM');
-      await run.finished();
-      const runs = run.stdout.filter((line) => line.startsWith('cwd: '));
-      expect(new Set(runs)).toEqual(new Set([`cwd: ${realpathSync(dir.path)}`]));
-    } finally {
-      dir.remove();
-    }
+describe('gsup stops itself after job control whatever a rule sends', () => {
+  it('-r TSTP:HUP: the app gets SIGHUP, gsup’s state is T', async () => {
+    const run = gsup(['-r', 'TSTP:HUP', '--', 'node', PRINTER]);
+    await run.ready();
+    run.signal('SIGTSTP');
+    await run.waitForLine(/^signal: SIGHUP /);
+    await waitFor(() => readProc(run.pid)?.state === 'T', 'gsup to be stopped');
+    run.signal('SIGCONT');
+    await waitFor(() => readProc(run.pid)?.state !== 'T', 'gsup to run again');
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    expect(run.count(/^signal: SIGHUP /)).toBe(1);
+    expect(isAlive(run.pid)).toBe(false);
   });
 });

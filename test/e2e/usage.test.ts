@@ -1,9 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { gsup, killEverything } from '../helpers/gsup.js';
-
-afterEach(() => {
-  expect(killEverything(), 'processes left behind').toEqual([]);
-});
+import { describe, expect, it } from 'vitest';
+import { gsup } from '../helpers/gsup.js';
 
 describe('bad input: one line naming the value, exit 125, no stack trace', () => {
   it.each([

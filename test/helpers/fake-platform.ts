@@ -1,4 +1,4 @@
-import type { Platform, ProcessInfo, ReapedChild, SignalName } from '../../src/platform/index.js';
+import type { Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from '../../src/platform/index.js';
 
 /** An in-memory process table: unit tests see every kill(2) and need no real signals. */
 export class FakePlatform implements Platform {
@@ -118,6 +118,8 @@ export class FakePlatform implements Platform {
   adoptOrphans?: (subreaper: boolean) => string | undefined;
   reapOne?: (keep: ReadonlySet<number>) => ReapedChild | 'none' | 'blocked';
   ownChildren?: () => number[] | undefined;
+  hasChildren?: () => boolean | undefined;
+  reapZombies?: (keep: ReadonlySet<number>) => ReapResult;
   enableReaping(gsupPid: number): void {
     this.adoptOrphans = () => undefined;
     this.reapOne = () => {

@@ -51,7 +51,7 @@ export class Pm2Home {
     return existsSync(file) ? readFileSync(file, 'utf8') : '';
   }
 
-  /** For afterEach: `pm2 kill` for this home (a no-op when no daemon runs), then remove it. */
+  /** After each test (afterLeakCheck): `pm2 kill` for this home (a no-op when no daemon runs), then remove it. */
   dispose(): void {
     if (existsSync(join(this.path, 'pm2.pid')) || existsSync(join(this.path, 'rpc.sock'))) {
       try {

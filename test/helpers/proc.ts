@@ -18,6 +18,15 @@ export function readProc(pid: number): Proc | undefined {
   }
 }
 
+/** A process's command line, its arguments joined by spaces ('' once it is gone). */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** Alive means present and not a zombie (a zombie still answers kill(pid, 0)). */
 export function isAlive(pid: number): boolean {
   const proc = readProc(pid);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chalk } from 'chalk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { escapeControls, Logger } from '../../src/log.js';
+import { colorWanted, escapeControls, Logger } from '../../src/log.js';
 import { StderrOutput } from '../../src/log-output.js';
 import { raisedOwnSigpipe, takeOwnSigpipe } from '../../src/platform/sigpipe.js';
 import { stderrPut, type Put } from '../../src/platform/stderr.js';
@@ -175,5 +175,35 @@ describe.skipIf(process.platform !== 'linux')('stderrPut on a pipe', () => {
     const buffer = Buffer.alloc(8);
     expect(readSync(reader, buffer)).toBe(8);
     expect(buffer.toString()).toBe('yyyyyyyy');
+  });
+});
+
+describe('Logger', () => {
+  it('writes text with the prefix, json with time/level/event, and respects the level', () => {
+    const lines: string[] = [];
+    const text = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
+    text.info('forward', 'hidden at level 0');
+    text.notice('stop', 'shown');
+    expect(lines).toEqual(['[gsup] shown\n']);
+    lines.length = 0;
+    const json = new Logger({ verbosity: 1, format: 'json', write: (line) => lines.push(line) });
+    json.info('forward', 'SIGHUP', { signal: 'SIGHUP' });
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'info',
+      event: 'forward',
+      message: 'SIGHUP',
+      signal: 'SIGHUP',
+    });
+    const quiet = new Logger({ verbosity: -1, write: (line) => lines.push(line) });
+    quiet.warn('x', 'no');
+    expect(lines).toHaveLength(1);
+  });
+
+  it('colour: TTY only, NO_COLOR off, FORCE_COLOR on', () => {
+    expect(colorWanted({}, true)).toBe(true);
+    expect(colorWanted({}, false)).toBe(false);
+    expect(colorWanted({ NO_COLOR: '1' }, true)).toBe(false);
+    expect(colorWanted({ FORCE_COLOR: '1' }, false)).toBe(true);
+    expect(colorWanted({ FORCE_COLOR: '0' }, true)).toBe(false);
   });
 });

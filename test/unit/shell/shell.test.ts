@@ -1,19 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EventQueue, type EngineEvent } from '../../src/engine/shell/queue.js';
-import type { CommandExit, SpawnFunction } from '../../src/engine/children/spawn.js';
-import { supervise, type SuperviseOptions } from '../../src/engine/shell/supervisor.js';
-import { Logger } from '../../src/log.js';
-import type { SignalName } from '../../src/platform/index.js';
-import { FakePlatform } from '../helpers/fake-platform.js';
+import type { CommandExit, SpawnFunction } from '../../../src/engine/children/spawn.js';
+import type { SuperviseOptions } from '../../../src/engine/shell/supervisor.js';
+import { Logger } from '../../../src/log.js';
+import type { SignalName } from '../../../src/platform/index.js';
+import type { FakePlatform } from '../../helpers/fake-platform.js';
+import { GSUP, killsOf, shellSetup } from '../../helpers/shell.js';
 
-// The loop driven by fake events (an in-memory process table, a fake
-// SIGCHLD) and fake timers: every phase change, no process, no sleep.
+// The shell (supervise) with an injected platform and spawn (test/helpers/shell.ts): no real process, no real signal.
+// The loop's scenarios run on a fake clock (an in-memory process table, a fake SIGCHLD, fake timers: every phase
+// change, no sleep), each with its golden transcript; the supervise() tests at the end run on the real clock.
 
-const GSUP = process.pid;
-
-beforeEach(() => {
+/** The loop's scenarios: fake timers, so that time passes only when a test says so. */
+const onFakeClock = () => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance'] });
-});
+};
 afterEach(async (context) => {
   // The golden transcript of each scenario: what was signalled (or refused), logged and returned.
   // Recorded before the engine was reshaped into a pure step; the same after.
@@ -55,54 +55,20 @@ async function untilLineRead(platform: FakePlatform, pid = 500): Promise<void> {
   await advance(); // its answer, taken in
 }
 
-interface Command {
-  pid: number;
-  finish: (exit: CommandExit) => void;
-}
-
-function setup({ reaping = false }: { reaping?: boolean } = {}) {
-  const platform = new FakePlatform();
-  platform.add({ pid: GSUP, ppid: 1, pgid: 1, sid: 1 });
-  if (reaping) platform.enableReaping(GSUP);
-  const commands: Command[] = [];
-  const spawn: SpawnFunction = () => {
-    const pid = 500 + commands.length * 100;
-    platform.add({ pid, ppid: GSUP }); // the command: group and session of its own
-    platform.add({ pid: pid + 1, ppid: pid, pgid: pid, sid: pid }); // its app
-    let finish!: (exit: CommandExit) => void;
-    const exited = new Promise<CommandExit>((resolve) => (finish = resolve));
-    commands.push({ pid, finish });
-    return { pid, exited, stdout: null, stderr: null };
-  };
-  // By default the command and its app die of the first stop signal; the command's exit is then reported.
-  platform.onSignal = (info, signal) => {
-    if (signal !== 'SIGTERM' && signal !== 'SIGINT' && signal !== 'SIGKILL') return;
-    platform.processes.delete(info.pid);
-    const command = commands.find((candidate) => candidate.pid === info.pid);
-    command?.finish({ code: null, signal });
-  };
-  const lines: string[] = [];
-  const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line.trim()) });
-  const start = (options: SuperviseOptions = {}) => {
-    const handle = supervise('app', [], { platform, spawn, logger, subreaper: reaping, ...options });
-    transcript = { platform, lines, result: handle.exited };
+/** A scenario of the loop: the shared set-up, its run recorded for the golden transcript. */
+function setup(options?: { reaping?: boolean }) {
+  const world = shellSetup(options);
+  const start = (superviseOptions: SuperviseOptions = {}) => {
+    const handle = world.start(superviseOptions);
+    transcript = { platform: world.platform, lines: world.lines, result: handle.exited };
     return handle;
   };
-  /** From now on the command and its app ignore stop signals: only SIGKILL ends them. */
-  const ignoreStop = () => {
-    platform.onSignal = (info, signal) => {
-      if (signal !== 'SIGKILL') return;
-      platform.processes.delete(info.pid);
-      commands.find((command) => command.pid === info.pid)?.finish({ code: null, signal });
-    };
-  };
-  return { platform, commands, lines, start, ignoreStop };
+  return { ...world, start };
 }
 
-const killsOf = (platform: FakePlatform, signal: SignalName) =>
-  platform.kills.filter((kill) => kill.signal === signal).map((kill) => kill.pid);
-
 describe('the loop, phase by phase', () => {
+  beforeEach(onFakeClock);
+
   it('running: a forwarded signal goes to the command’s group at once, before any look at the tree', async () => {
     const { platform, start } = setup({ reaping: true });
     const handle = start();
@@ -414,6 +380,8 @@ describe('the loop, phase by phase', () => {
 });
 
 describe('faults', () => {
+  beforeEach(onFakeClock);
+
   it('a look that fails while killing does not end gsup with the tree alive: it looks again and kills, then exits 125', async () => {
     const { platform, start, ignoreStop } = setup();
     ignoreStop();
@@ -439,6 +407,8 @@ describe('faults', () => {
 });
 
 describe('an effect that throws', () => {
+  beforeEach(onFakeClock);
+
   it('becomes a fault the machine handles (it is not left half-applied): the tree is killed, exit 125', async () => {
     const { platform, start } = setup();
     const signalGroup = platform.signalGroup.bind(platform);
@@ -460,25 +430,137 @@ describe('an effect that throws', () => {
   });
 });
 
-describe('EventQueue', () => {
-  const stop = (event: EngineEvent) => event.kind === 'signal' && event.signal === 'SIGTERM';
+describe('supervise (unit, injected spawn and platform)', () => {
+  it('forwards a signal to the command’s group with one kill(2)', async () => {
+    const { platform, start } = shellSetup();
+    const handle = start();
+    handle.signal('SIGHUP');
+    const result = await handle.stop();
+    expect(platform.kills.filter((kill) => kill.signal === 'SIGHUP')).toEqual([{ pid: -500, signal: 'SIGHUP' }]);
+    expect(platform.kills.filter((kill) => kill.signal === 'SIGTERM')).toEqual([{ pid: -500, signal: 'SIGTERM' }]);
+    expect(result).toEqual({ exitCode: 143, code: null, signal: 'SIGTERM', killed: false });
+  });
 
-  it('merges a signal that is already waiting, and puts stop signals first', () => {
-    let pushes = 0;
-    const queue = new EventQueue(stop, () => pushes++);
-    for (let index = 0; index < 1000; index++) queue.push({ kind: 'signal', signal: 'SIGUSR1' });
-    queue.push({ kind: 'child' });
-    queue.push({ kind: 'child' });
-    queue.push({ kind: 'signal', signal: 'SIGTERM' });
-    expect(queue.length).toBe(3);
-    expect(pushes).toBe(3); // merged pushes do not call the loop again
-    expect(queue.take()).toEqual({ kind: 'signal', signal: 'SIGTERM' });
-    expect(queue.take()).toEqual({ kind: 'signal', signal: 'SIGUSR1' });
-    // Once taken, the same signal queues again.
-    queue.push({ kind: 'signal', signal: 'SIGUSR1' });
-    expect(queue.length).toBe(2);
-    expect(queue.take()).toEqual({ kind: 'child' });
-    expect(queue.take()).toEqual({ kind: 'signal', signal: 'SIGUSR1' });
-    expect(queue.take()).toBeUndefined();
+  it('--target tree signals each process by pid', async () => {
+    const { platform, start } = shellSetup();
+    const handle = start({ target: 'tree' });
+    handle.signal('SIGUSR1');
+    await handle.stop();
+    expect(
+      platform.kills
+        .filter((kill) => kill.signal === 'SIGUSR1')
+        .map((kill) => kill.pid)
+        .sort(),
+    ).toEqual([500, 501]);
+  });
+
+  it('rewrites and drops before anything else', async () => {
+    const { platform, start } = shellSetup();
+    const rewrite = new Map<SignalName, SignalName | null>([
+      ['SIGHUP', null],
+      ['SIGTERM', 'SIGINT'],
+    ]);
+    const handle = start({ rewrite });
+    handle.signal('SIGHUP');
+    handle.signal('SIGTERM');
+    const result = await handle.exited;
+    expect(platform.kills.map((kill) => kill.signal)).toEqual(['SIGINT']);
+    expect(result.exitCode).toBe(130);
+  });
+
+  it('SIGKILLs what ignores the stop signal at the kill timeout', async () => {
+    const { platform, start, ignoreStop } = shellSetup();
+    ignoreStop();
+    const handle = start({ killTimeout: 50 });
+    const result = await handle.stop();
+    expect(result).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
+    expect(platform.kills.some((kill) => kill.pid === -500 && kill.signal === 'SIGKILL')).toBe(true);
+  });
+
+  it("job control: SIGTSTP goes to the command's group as SIGSTOP (its group is orphaned), then gsup suspends itself", async () => {
+    const { platform, start } = shellSetup();
+    let suspended = 0;
+    const handle = start({ suspendSelf: () => suspended++ });
+    handle.signal('SIGTSTP');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(platform.kills).toEqual([{ pid: -500, signal: 'SIGSTOP' }]);
+    expect(suspended).toBe(1);
+    await handle.stop();
+  });
+
+  it('job control: a -r rule replaces the signal the command gets (even a stop signal, even nothing), never gsup’s own suspension; in child mode SIGTSTP is forwarded as it is', async () => {
+    const rules = (to: SignalName | null) => ({ rewrite: new Map<SignalName, SignalName | null>([['SIGTSTP', to]]) });
+    const cases: Array<[SuperviseOptions, SignalName[]]> = [
+      [rules('SIGUSR1'), ['SIGUSR1']],
+      [rules('SIGHUP'), ['SIGHUP']],
+      [rules('SIGTERM'), ['SIGTERM']], // forwarded as it is: no stop sequence, no kill timeout
+      [rules(null), []],
+      [{ target: 'child' }, ['SIGTSTP']],
+      [{}, ['SIGSTOP']],
+    ];
+    for (const [options, sent] of cases) {
+      const { platform, start } = shellSetup();
+      let suspended = 0;
+      const lines: string[] = [];
+      const logger = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
+      const handle = start({ logger, suspendSelf: () => suspended++, ...options });
+      handle.signal('SIGTSTP');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(platform.kills.map((kill) => kill.signal)).toEqual(sent);
+      expect(suspended).toBe(1);
+      expect(lines.filter((line) => line.includes('stopping the tree'))).toEqual([]);
+      await handle.stop();
+    }
+  });
+
+  it('terminal: a run goes through the handover wrapper, not detached; the SIGHUP and SIGCONT of giving the terminal up are swallowed once each', async () => {
+    const { platform, start } = shellSetup();
+    const calls: Array<{ command: string; args: string[]; detached: boolean }> = [];
+    let finish!: (exit: CommandExit) => void;
+    const exited = new Promise<CommandExit>((resolve) => (finish = resolve));
+    const spawn: SpawnFunction = (command, args, options) => {
+      calls.push({ command, args, detached: options.detached });
+      platform.add({ pid: 500, ppid: process.pid });
+      return { pid: 500, exited, stdout: null, stderr: null };
+    };
+    platform.handOverTerminal = (expect) => {
+      expect('SIGHUP');
+      expect('SIGCONT');
+      return ['/usr/bin/setsid', '-c'];
+    };
+    const handle = start({ spawn, terminal: true }, 'sh', ['-c', 'true']);
+    expect(calls).toEqual([{ command: '/usr/bin/setsid', args: ['-c', 'sh', '-c', 'true'], detached: false }]);
+    for (const signal of ['SIGHUP', 'SIGCONT', 'SIGHUP', 'SIGCONT'] as const) handle.signal(signal);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(platform.kills).toEqual([
+      { pid: -500, signal: 'SIGHUP' },
+      { pid: -500, signal: 'SIGCONT' },
+    ]);
+    finish({ code: 0, signal: null });
+    void handle.stop();
+  });
+
+  it('terminal: not asked for (the library), or a command not on PATH, spawns as before', async () => {
+    for (const [command, terminal] of [
+      ['sh', false],
+      ['no-such-command-here', true],
+    ] as const) {
+      const { platform, start } = shellSetup();
+      const calls: string[] = [];
+      const spawn: SpawnFunction = (name, _args, options) => {
+        calls.push(`${name} detached=${options.detached}`);
+        return {
+          pid: undefined,
+          exited: Promise.resolve({ code: null, signal: null, errorCode: 'ENOENT' }),
+          stdout: null,
+          stderr: null,
+        };
+      };
+      let asked = 0;
+      platform.handOverTerminal = () => (asked++, ['/usr/bin/setsid', '-c']);
+      await start({ spawn, terminal }, command).exited;
+      expect(calls).toEqual([`${command} detached=true`]);
+      expect(asked).toBe(terminal ? 1 : 0);
+    }
   });
 });

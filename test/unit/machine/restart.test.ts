@@ -4,7 +4,7 @@ import {
   firstRestartState,
   type RestartMode,
   type RestartState,
-} from '../../src/engine/machine/restart.js';
+} from '../../../src/engine/machine/restart.js';
 
 /** The pure decision, threaded through its state the way the engine's step does. */
 class RestartPolicy {

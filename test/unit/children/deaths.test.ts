@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Deaths, explainKill, formatBytes, killLine } from '../../src/engine/children/deaths.js';
-import { StatusBoard } from '../../src/engine/shell/status-board.js';
-import { Logger } from '../../src/log.js';
+import { Deaths, explainKill, formatBytes, killLine } from '../../../src/engine/children/deaths.js';
+import { StatusBoard } from '../../../src/engine/shell/status-board.js';
+import { Logger } from '../../../src/log.js';
 import {
   memoryCgroupOf,
   parseBytes,
@@ -10,9 +10,9 @@ import {
   parseProcCgroup,
   type MemoryCgroup,
   type OomReading,
-} from '../../src/platform/cgroup.js';
-import { terminationMessage, TerminationNotes, truncateUtf8 } from '../../src/termination.js';
-import { FakePlatform } from '../helpers/fake-platform.js';
+} from '../../../src/platform/cgroup.js';
+import { terminationMessage, TerminationNotes, truncateUtf8 } from '../../../src/termination.js';
+import { FakePlatform } from '../../helpers/fake-platform.js';
 
 // Deaths explained and the termination message: the parsing of what the kernel
 // says (v1 and v2), the verdicts, and the message's size.

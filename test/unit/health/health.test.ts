@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HealthRecord, probeAll, type HealthConfig, type ProbeContext } from '../../src/engine/health/probes.js';
-import { currentPlatform } from '../../src/platform/index.js';
-import { linuxPlatform } from '../../src/platform/linux.js';
-import { waitFor } from '../helpers/proc.js';
+import { HealthRecord, probeAll, type HealthConfig, type ProbeContext } from '../../../src/engine/health/probes.js';
+import { currentPlatform } from '../../../src/platform/index.js';
+import { linuxPlatform } from '../../../src/platform/linux.js';
+import { waitFor } from '../../helpers/proc.js';
 
 const config: HealthConfig = {
   maxAgeMs: 60_000,

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MARK_VARIABLE, Provenance } from '../../src/engine/tree/provenance.js';
-import { ProcessTree, logTreeChanges } from '../../src/engine/tree/tree.js';
-import { Logger } from '../../src/log.js';
-import { FakePlatform } from '../helpers/fake-platform.js';
+import { MARK_VARIABLE, Provenance } from '../../../src/engine/tree/provenance.js';
+import { ProcessTree, logTreeChanges } from '../../../src/engine/tree/tree.js';
+import { Logger } from '../../../src/log.js';
+import { FakePlatform } from '../../helpers/fake-platform.js';
 
 // As PID 1 gsup is sent every orphan of its namespace: a child of gsup is the tree's when a look saw it
 // descend from a run, or it carries the mark of this gsup's runs.

@@ -1,45 +1,14 @@
-import { signalNumber } from '../../src/signals.js';
 import { describe, expect, it } from 'vitest';
-import { CommandLines } from '../../src/engine/tree/command-lines.js';
-import { exitStatus } from '../../src/engine/machine/exit-status.js';
-import { SignalIntake } from '../../src/engine/shell/intake.js';
-import { onExitAction } from '../../src/engine/machine/on-exit.js';
-import { restrictTargets, roots, units, unreached, type Target } from '../../src/engine/tree/targets.js';
-import { ProcessTree } from '../../src/engine/tree/tree.js';
-import { colorWanted, Logger } from '../../src/log.js';
-import { FakePlatform } from '../helpers/fake-platform.js';
+import { CommandLines } from '../../../src/engine/tree/command-lines.js';
+import { restrictTargets, roots, units, unreached, type Target } from '../../../src/engine/tree/targets.js';
+import { ProcessTree } from '../../../src/engine/tree/tree.js';
+import { FakePlatform } from '../../helpers/fake-platform.js';
 
 const GSUP = 100;
 
 function snapshotOf(platform: FakePlatform) {
   return new ProcessTree(platform, GSUP).scan();
 }
-
-describe('exitStatus', () => {
-  it('maps codes, signals, spawn errors and success codes', () => {
-    expect(exitStatus({ code: 3, signal: null }, [], signalNumber)).toBe(3);
-    expect(exitStatus({ code: null, signal: 'SIGTERM' }, [], signalNumber)).toBe(143);
-    expect(exitStatus({ code: null, signal: 'SIGKILL' }, [], signalNumber)).toBe(137);
-    expect(exitStatus({ code: null, signal: null, errorCode: 'ENOENT' }, [], signalNumber)).toBe(127);
-    expect(exitStatus({ code: null, signal: null, errorCode: 'EACCES' }, [], signalNumber)).toBe(126);
-    expect(exitStatus({ code: null, signal: null, errorCode: 'EMFILE' }, [], signalNumber)).toBe(125);
-    expect(exitStatus({ code: 3, signal: null }, [3], signalNumber)).toBe(0);
-    expect(exitStatus({ code: null, signal: 'SIGTERM' }, [143], signalNumber)).toBe(0);
-  });
-});
-
-describe('onExitAction', () => {
-  const left = (pgid: number) => [{ pid: 5, ppid: 1, pgid, sid: pgid, state: 'S', startTime: 1, name: 'x' }];
-  it('auto: stops what is left in the group, waits for daemons after exit 0', () => {
-    expect(onExitAction('auto', 0, [], 10)).toBe('exit');
-    expect(onExitAction('auto', 0, left(10), 10)).toBe('stop');
-    expect(onExitAction('auto', 0, left(11), 10)).toBe('wait');
-    expect(onExitAction('auto', 1, left(11), 10)).toBe('stop');
-    expect(onExitAction('stop', 0, left(11), 10)).toBe('stop');
-    expect(onExitAction('wait', 1, left(10), 10)).toBe('wait');
-    expect(onExitAction('exit', 1, left(10), 10)).toBe('exit');
-  });
-});
 
 describe('ProcessTree', () => {
   it('finds descendants, keeps a known process that was reparented, and never a reused pid', async () => {
@@ -149,49 +118,6 @@ describe('plan', () => {
   it('restrictTargets keeps only the wanted pids, splitting groups', async () => {
     const only = restrictTargets(units(await snapshotOf(setup()), 1), new Set([201, 210]));
     expect(names(only)).toEqual(['g210', 'p201']);
-  });
-});
-
-describe('Logger', () => {
-  it('writes text with the prefix, json with time/level/event, and respects the level', () => {
-    const lines: string[] = [];
-    const text = new Logger({ verbosity: 0, write: (line) => lines.push(line) });
-    text.info('forward', 'hidden at level 0');
-    text.notice('stop', 'shown');
-    expect(lines).toEqual(['[gsup] shown\n']);
-    lines.length = 0;
-    const json = new Logger({ verbosity: 1, format: 'json', write: (line) => lines.push(line) });
-    json.info('forward', 'SIGHUP', { signal: 'SIGHUP' });
-    expect(JSON.parse(lines[0])).toMatchObject({
-      level: 'info',
-      event: 'forward',
-      message: 'SIGHUP',
-      signal: 'SIGHUP',
-    });
-    const quiet = new Logger({ verbosity: -1, write: (line) => lines.push(line) });
-    quiet.warn('x', 'no');
-    expect(lines).toHaveLength(1);
-  });
-
-  it('colour: TTY only, NO_COLOR off, FORCE_COLOR on', () => {
-    expect(colorWanted({}, true)).toBe(true);
-    expect(colorWanted({}, false)).toBe(false);
-    expect(colorWanted({ NO_COLOR: '1' }, true)).toBe(false);
-    expect(colorWanted({ FORCE_COLOR: '1' }, false)).toBe(true);
-    expect(colorWanted({ FORCE_COLOR: '0' }, true)).toBe(false);
-  });
-});
-
-describe('SignalIntake', () => {
-  it('forward first, log after: what a rule made of a signal is said once it is out (note), not when taken', () => {
-    const lines: string[] = [];
-    const logger = new Logger({ verbosity: 2, write: (line) => lines.push(line) });
-    const intake = new SignalIntake(new Map([['SIGHUP', 'SIGUSR1']]), 'group', logger);
-    const taken = intake.take('SIGHUP');
-    expect(taken).toEqual({ kind: 'forward', signal: 'SIGUSR1', suspend: false });
-    expect(lines).toEqual([]);
-    intake.note('SIGHUP', taken);
-    expect(lines).toEqual(['[gsup] SIGHUP rewritten to SIGUSR1\n']);
   });
 });
 

@@ -3,12 +3,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { linuxPlatform, parseStat } from '../../src/platform/linux.js';
-import { parsePsLine, posixPlatform } from '../../src/platform/posix.js';
-import { interpreterOf, koffiPlaces, libcOf } from '../../src/platform/koffi.js';
-import { ROOT } from '../helpers/gsup.js';
-import { currentPlatform, isAlive, type ProcessInfo } from '../../src/platform/index.js';
-import { waitFor } from '../helpers/proc.js';
+import { linuxPlatform, parseStat } from '../../../src/platform/linux.js';
+import { parsePsLine, posixPlatform } from '../../../src/platform/posix.js';
+import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/koffi.js';
+import { ROOT } from '../../helpers/gsup.js';
+import { currentPlatform, isAlive, type ProcessInfo } from '../../../src/platform/index.js';
+import { waitFor } from '../../helpers/proc.js';
 
 describe('/proc/PID/stat', () => {
   it('reads state, ppid, pgid, session and start time, whatever the command name holds', () => {

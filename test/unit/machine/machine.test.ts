@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, step, type Effect, type Input, type Phase, type State } from '../../src/engine/machine/step.js';
-import type { Stop } from '../../src/engine/machine/state.js';
-import type { CommandExit } from '../../src/engine/children/spawn.js';
-import { isWrapper } from '../../src/engine/machine/exit-status.js';
-import { readiness } from '../../src/engine/machine/readiness.js';
-import { factsWith } from '../helpers/machine.js';
-import type { ProcessInfo } from '../../src/platform/index.js';
+import {
+  initialState,
+  step,
+  type Effect,
+  type Input,
+  type Phase,
+  type State,
+} from '../../../src/engine/machine/step.js';
+import type { Stop } from '../../../src/engine/machine/state.js';
+import type { CommandExit } from '../../../src/engine/children/spawn.js';
+import { isWrapper } from '../../../src/engine/machine/exit-status.js';
+import { readiness } from '../../../src/engine/machine/readiness.js';
+import { factsWith } from '../../helpers/machine.js';
+import type { ProcessInfo } from '../../../src/platform/index.js';
 
 // The machine alone: pure, no process, no timer. Every phase × every input,
 // then the decisions that matter most, one by one.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, step, type Effect, type Input } from '../../src/engine/machine/step.js';
-import type { MachineConfig } from '../../src/engine/machine/step.js';
-import type { State } from '../../src/engine/machine/step.js';
-import { readiness } from '../../src/engine/machine/readiness.js';
-import { factsWith } from '../helpers/machine.js';
+import { initialState, step, type Effect, type Input } from '../../../src/engine/machine/step.js';
+import type { MachineConfig } from '../../../src/engine/machine/step.js';
+import type { State } from '../../../src/engine/machine/step.js';
+import { readiness } from '../../../src/engine/machine/readiness.js';
+import { factsWith } from '../../helpers/machine.js';
 
 // --wait-ready in the pure step: the app's word is an input, its state the run's; readiness reads it.
 

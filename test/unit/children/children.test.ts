@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { Children } from '../../../src/engine/children/children.js';
+import { notStarted, type CommandRun } from '../../../src/engine/children/run.js';
+import { Logger } from '../../../src/log.js';
+import type { ReapedChild } from '../../../src/platform/index.js';
+import { FakePlatform } from '../../helpers/fake-platform.js';
+
+// gsup's own children on a fake platform: Node's (never reaped here), the orphans it reaps, and whether any is left.
+
+const GSUP = process.pid;
+const silent = new Logger({ verbosity: -1, write: () => {} });
+
+/** Children over a platform whose zombies are these (reaped one by one, then by a walk that finds `walked`). */
+function childrenOf(waiting: ReapedChild[] = [], walked: ReapedChild[] = [], notYet = 0) {
+  const platform = new FakePlatform();
+  const keeps: Array<ReadonlySet<number>> = [];
+  platform.reapOne = (keep) => (keeps.push(keep), waiting.shift() ?? 'none');
+  platform.reapZombies = () => ({ reaped: walked.splice(0), notYet });
+  return { platform, keeps, children: new Children(platform, silent) };
+}
+
+const run = (fields: Partial<CommandRun>): CommandRun => ({ ...notStarted(), ...fields });
+
+describe('Children', () => {
+  it('not reaping (neither PID 1 nor subreaper): reap and sweep leave every zombie to whoever reaps it', () => {
+    const { children, keeps } = childrenOf([{ pid: 7, code: 0, signal: null }], [{ pid: 8, code: 0, signal: null }], 1);
+    expect(children.reap()).toEqual({ reaped: [], more: false, nodeZombie: false });
+    expect(children.sweep()).toEqual({ reaped: [], notYet: 0 });
+    expect(keeps).toEqual([]);
+  });
+
+  it('reaping: a batch; the sweep at the end, a batch then the walk, and what cannot be reaped yet', () => {
+    const { children } = childrenOf(
+      [{ pid: 7, code: 0, signal: null }],
+      [
+        { pid: 8, code: null, signal: 9 },
+        { pid: 9, code: 4, signal: null },
+      ],
+      2,
+    );
+    children.reaping = true;
+    expect(children.sweep()).toEqual({
+      reaped: [
+        { code: 0, signal: null },
+        { code: null, signal: 'SIGKILL' },
+        { code: 4, signal: null },
+      ],
+      notYet: 2,
+    });
+  });
+
+  it('a helper (pm2 kill) is Node’s child until it exits: never reaped by gsup meanwhile', () => {
+    const { children, keeps } = childrenOf();
+    children.reaping = true;
+    children.spawnHelper(() => 900);
+    children.spawnHelper(() => undefined); // not started: nothing to keep
+    expect([...children.helpers]).toEqual([900]);
+    expect([...children.spawnedByNode]).toEqual([900]);
+    children.reap();
+    expect(keeps.at(-1)?.has(900)).toBe(true);
+    children.helperExited(900);
+    expect(children.helpers.size).toBe(0);
+    children.reap();
+    expect(keeps.at(-1)?.has(900)).toBe(false);
+  });
+
+  it('the tree is gone when gsup, reaping, has no child left and adopted no daemon from elsewhere', () => {
+    const { platform, children } = childrenOf();
+    platform.hasChildren = () => false;
+    expect(children.treeGone(false)).toBe(false); // not reaping: orphans may be anywhere
+    children.reaping = true;
+    expect(children.treeGone(false)).toBe(true);
+    expect(children.treeGone(true)).toBe(false);
+    platform.hasChildren = () => true;
+    expect(children.treeGone(false)).toBe(false);
+    // Without the cheap answer: gsup's children listed; none listable is no answer.
+    platform.hasChildren = undefined;
+    platform.ownChildren = () => [];
+    expect(children.treeGone(false)).toBe(true);
+    platform.ownChildren = () => [501];
+    expect(children.treeGone(false)).toBe(false);
+    platform.ownChildren = () => undefined;
+    expect(children.treeGone(false)).toBe(false);
+  });
+
+  it('a command that is gone but not reported (a lost SIGCHLD): libuv is nudged with a SIGCHLD of gsup’s own', async () => {
+    const { platform, children } = childrenOf();
+    const command = platform.add({ pid: 500, ppid: GSUP });
+    expect(await children.nudgeIfLost(run({ pid: 500 }))).toBe(false);
+    expect(await children.nudgeIfLost(run({ pid: undefined }))).toBe(false);
+    command.state = 'Z';
+    expect(await children.nudgeIfLost(run({ pid: 500, exit: { code: 0, signal: null } }))).toBe(false);
+    expect(platform.kills).toEqual([]);
+    expect(await children.nudgeIfLost(run({ pid: 500 }))).toBe(true);
+    platform.processes.delete(500);
+    expect(await children.nudgeIfLost(run({ pid: 500 }))).toBe(true);
+    expect(platform.kills).toEqual([
+      { pid: GSUP, signal: 'SIGCHLD' },
+      { pid: GSUP, signal: 'SIGCHLD' },
+    ]);
+  });
+});
