@@ -7,16 +7,18 @@
 // connection reset before the app took it (closing a listener resets what
 // waits in its backlog) is counted apart, as "reset". In a
 // real container (podman, --network host) where it runs, else under
-// `unshare --pid` (same network). Run alone: `node bench/drain.js`.
-import { spawn, spawnSync } from 'node:child_process';
+// `unshare --pid` (same network). Alone: `node bench/drain.js`.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IMAGE, buildImage, podmanEnv, podmanSkipReason, podmanTry, removeContainer } from '../scripts/container.js';
+import { childrenOf } from './lib/proc.js';
+import { GSUP, ROOT, has, sleep, unshareWorks } from './lib/spawn.js';
+import { renderTable } from './lib/table.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLIENTS = 20;
 const LOAD_MS = 1000;
 const PM2 = 'node_modules/.bin/pm2';
@@ -35,9 +37,6 @@ const CHAINS = [
     ],
   },
 ];
-
-const has = (tool) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** 20 clients, each sending its next request when the last one ends. */
 function load(port) {
@@ -134,16 +133,23 @@ function unshareBox(entrypoint, command, port) {
     env: { ...process.env, PORT: String(port), PM2_HOME: join(home, 'pm2'), HOME: home },
   });
   const done = new Promise((resolve) => child.once('exit', resolve));
-  // PID 1 of the namespace: unshare's own child.
-  const pid1 = () =>
-    spawnSync('sh', ['-c', `cat /proc/${child.pid}/task/*/children`], { encoding: 'utf8' })
-      .stdout.trim()
-      .split(/\s+/)[0];
+  // PID 1 of the namespace: unshare's own child (none once it has ended).
+  const signalPid1 = (signal) => {
+    for (const pid of childrenOf(child.pid)) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // it ended meanwhile
+      }
+    }
+  };
   return {
     done,
-    signal: () => spawnSync('kill', ['-TERM', pid1()]),
+    signal: () => signalPid1('SIGTERM'),
     remove: () => {
-      spawnSync('kill', ['-KILL', String(child.pid)]);
+      // PID 1's SIGKILL ends its namespace and everything in it, should it still run.
+      signalPid1('SIGKILL');
+      child.kill('SIGKILL');
       rmSync(home, { recursive: true, force: true });
     },
   };
@@ -172,24 +178,27 @@ async function measure(box) {
 }
 
 /**
- * Measures every chain under every supervisor present; returns the table
- * (markdown lines) and the budget verdicts for gsup.
+ * Measures every chain under every supervisor present: the drain table
+ * (markdown lines) with its caption (where and how), and one row of the main
+ * table per chain for gsup.
  */
 export async function drainTable(log = (line) => process.stderr.write(`${line}\n`)) {
   const podmanWhy = podmanSkipReason();
   const inPodman = podmanWhy === undefined;
   let held = { tini: has('tini'), dumbInit: has('dumb-init') };
   if (inPodman) held = buildImage();
-  const unshareWorks =
-    spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' }).status === 0;
-  if (!inPodman && !unshareWorks)
-    return { lines: [`drain benchmark skipped: no podman (${podmanWhy}) and no unshare`], verdicts: [] };
+  if (!inPodman && !unshareWorks()) {
+    const why = `no podman (${podmanWhy}) and no unshare`;
+    return {
+      caption: `drain benchmark skipped: ${why}`,
+      lines: [],
+      rows: CHAINS.map((chain) => skippedRow(chain, why)),
+    };
+  }
   const where = inPodman
     ? 'podman (runc), PID 1 of a container, --network host'
     : `unshare --pid (podman: ${podmanWhy})`;
-  const supervisors = [
-    { name: 'gsup', entrypoint: inPodman ? ['gsup', '--'] : [process.execPath, `${ROOT}bin/gsup.cjs`, '--'] },
-  ];
+  const supervisors = [{ name: 'gsup', entrypoint: inPodman ? ['gsup', '--'] : [...GSUP, '--'] }];
   if (held.tini)
     supervisors.push(
       { name: 'tini', entrypoint: ['tini', '--'] },
@@ -197,13 +206,12 @@ export async function drainTable(log = (line) => process.stderr.write(`${line}\n
     );
   if (held.dumbInit) supervisors.push({ name: 'dumb-init', entrypoint: ['dumb-init'] });
   let port = 18000 + (process.pid % 1000) * 10;
+  const caption = `Drain: ${where}; ${CLIENTS} clients, 300 ms requests, SIGTERM to PID 1 after ${LOAD_MS / 1000} s of load. Lost requests (of those in flight); time from SIGTERM to PID 1's exit.`;
   const lines = [
-    `Drain: ${where}; ${CLIENTS} clients, 300 ms requests, SIGTERM to PID 1 after ${LOAD_MS / 1000} s of load. Lost requests (of those in flight); time from SIGTERM to PID 1's exit.`,
-    '',
     `| chain | ${supervisors.map((supervisor) => supervisor.name).join(' | ')} |`,
     `| --- | ${supervisors.map(() => '---').join(' | ')} |`,
   ];
-  const verdicts = [];
+  const rows = [];
   for (const chain of CHAINS) {
     const results = [];
     for (const supervisor of supervisors) {
@@ -219,39 +227,39 @@ export async function drainTable(log = (line) => process.stderr.write(`${line}\n
       log(`drain: ${chain.name} under ${supervisor.name}: ${JSON.stringify(result)}`);
       results.push(result);
     }
-    const cells = results.map((result) =>
-      result.note && result.stopMs === undefined
-        ? result.note
-        : `${result.lost} lost, ${(result.stopMs / 1000).toFixed(2)} s`,
-    );
-    lines.push(`| ${chain.name} | ${cells.join(' | ')} |`);
-    const gsup = results[0];
-    const others = results.slice(1).filter((result) => result.stopMs !== undefined && result.lost === 0);
-    if (gsup.stopMs !== undefined) {
-      const best = Math.min(...others.map((result) => result.stopMs));
-      const ratio = Number.isFinite(best) ? gsup.stopMs / best : undefined;
-      verdicts.push({
-        chain: chain.name,
-        lost: gsup.lost,
-        ratio,
-        pass: gsup.lost === 0 && (ratio === undefined || ratio <= 1.5),
-      });
-    }
+    const cell = (result) =>
+      result.stopMs === undefined ? result.note : `${result.lost} lost, ${(result.stopMs / 1000).toFixed(2)} s`;
+    lines.push(`| ${chain.name} | ${results.map(cell).join(' | ')} |`);
+    rows.push(gsupRow(chain, results[0], results.slice(1)));
   }
-  lines.push('');
-  for (const verdict of verdicts) {
-    lines.push(
-      `- ${verdict.chain}: gsup lost ${verdict.lost}` +
-        (verdict.ratio === undefined
-          ? ', no other supervisor stopped it without loss'
-          : `, stop time ${verdict.ratio.toFixed(2)}× the fastest other supervisor that lost none`) +
-        ` (budget: 0 lost, ≤ 1.5×): ${verdict.pass ? 'ok' : 'MISSED'}`,
-    );
-  }
-  return { lines, verdicts };
+  return { caption, lines, rows };
+}
+
+const skippedRow = (chain, why) => ({ id: 'drain', params: { chain: chain.name }, skipped: why });
+
+/** gsup's row: its lost requests, and its stop time against the fastest other supervisor that lost none. */
+function gsupRow(chain, gsup, others) {
+  const best = Math.min(
+    ...others.filter((result) => result.stopMs !== undefined && result.lost === 0).map((result) => result.stopMs),
+  );
+  const ratio = Number.isFinite(best) && gsup.stopMs !== undefined ? gsup.stopMs / best : undefined;
+  return {
+    id: 'drain',
+    params: { chain: chain.name },
+    result: gsup.stopMs === undefined ? gsup.note : `${gsup.lost} lost`,
+    anchors: ratio === undefined ? 'no other clean stop' : `${ratio.toFixed(2)}× the best`,
+    // A stop not measured is a lost one.
+    measured: { lost: gsup.stopMs === undefined ? Infinity : gsup.lost, ratio },
+  };
+}
+
+export default async function drain({ row, table }) {
+  const { caption, lines, rows } = await drainTable();
+  for (const each of rows) row(each);
+  table('drain', { caption, lines });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { lines } = await drainTable();
-  console.log(`\n${lines.join('\n')}`);
+  const { caption, lines, rows } = await drainTable();
+  console.log(`\n${renderTable(rows).join('\n')}\n\n${[caption, '', ...lines].join('\n')}`);
 }
