@@ -1,5 +1,6 @@
 import type { SignalName } from '../../platform/types.js';
 import { formatDuration } from './format.js';
+import { EMPTY_LEDGER } from './ledger.js';
 import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
@@ -8,7 +9,7 @@ import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './stat
 
 /** A stop gsup began itself counts from zero: the first stop signal received then only joins it. */
 export function newStop(signal: SignalName, then: Stop['then'], cause: StopCause, plan?: RestartPlan): Stop {
-  return { signal, then, cause, received: cause === 'signal' ? 1 : 0, again: undefined, plan };
+  return { signal, then, cause, received: cause === 'signal' ? 1 : 0, again: undefined, plan, ledger: EMPTY_LEDGER };
 }
 
 /**
