@@ -117,6 +117,11 @@ export function beginStop(
   return { phase: 'stop-delay', record, run: state.run, exit, stop };
 }
 
+/** 3. While stopping, each look is a round of the stop signal (see stopRound, ledger.ts): the shell plans its route. */
+export function stopRoundSignal(state: State): SignalName | undefined {
+  return state.phase === 'stopping' ? state.stop.signal : undefined;
+}
+
 /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */
 export function sendStop(state: In<'stop-delay' | 'stopping'>, facts: Facts, out: Out): State {
   out.push(

@@ -5,19 +5,16 @@ import { supervisorHandle, supervisorResult } from '../config/api.js';
 import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../config/api.js';
 import { resolveConfig, type SupervisorConfig } from '../config/config.js';
 import { HealthSchedule } from '../health/schedule.js';
-import { over } from '../machine/queries.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type State } from '../machine/step.js';
 import type { Pm2Manager } from '../pm2/daemons.js';
 import { notStarted, startDirectory, type CommandRun } from '../children/run.js';
 import type { CommandExit } from '../children/spawn.js';
-import { effectTable } from './effects.js';
 import { EventLoop, messageOf } from './event-loop.js';
-import { eventTable } from './events.js';
 import { SignalIntake } from './intake.js';
 import { LostChildWatch } from './lost-child.js';
 import { EventQueue, type EngineEvent } from './queue.js';
 import { adoptOrphans, checkIdentity, handOverTerminal, widenSignalPipe } from './start-steps.js';
-import { dispatch, type Shell, type Table } from './tables.js';
+import { effectTable, eventTable, type Shell, type Table } from './tables.js';
 import { Timers } from './timers.js';
 import { wire, type Parts } from './wiring.js';
 
@@ -35,10 +32,15 @@ export function supervise(
 // Sent to self at start-up to find the signal pipe: ignored by default by anything it could reach.
 const PROBE_SIGNAL: SignalName = 'SIGURG';
 
+/** The handler of this value's kind, called with it. */
+function dispatch<T extends { kind: string }, R>(table: Table<T, R>, value: T): R {
+  return (table[value.kind as T['kind']] as (value: T) => R)(value);
+}
+
 /**
  * The shell around the machine (machine/step.ts): it turns what happens (signals,
  * exits, SIGCHLD, looks at the tree, timers, probes) into inputs of the pure
- * `step` (events.ts), and carries out the effects it returns (effects.ts). One
+ * `step`, and carries out the effects it returns (both through tables.ts). One
  * event at a time. Here: its start-up steps, and the machine's runs.
  */
 class Supervisor implements Shell {
@@ -65,6 +67,8 @@ class Supervisor implements Shell {
   private readonly loop: EventLoop;
   private readonly effects: Table<Effect, void>;
   private readonly events: Table<EngineEvent, void | Promise<void>>;
+  /** The machine said its end (the `exit` effect): nothing more is taken. */
+  private over = false;
   private result: SupervisorResult = { exitCode: 125, code: null, signal: null, killed: false };
   private resolveDone: (result: SupervisorResult) => void = () => {};
   private unwatchChildren: () => void = () => {};
@@ -91,7 +95,7 @@ class Supervisor implements Shell {
       this.queue,
       (event) => this.dispatch(event),
       fault,
-      () => over(this.state),
+      () => this.over,
       () => this.resolveDone(this.result),
     );
     this.parts = wire(
@@ -128,6 +132,11 @@ class Supervisor implements Shell {
     // Before the spawn: an orphan of its first millisecond comes here too.
     this.parts.children.reaping = adoptOrphans(this.platform, this.logger, this.config.subreaper);
     checkIdentity(this.platform, this.logger);
+    // gsup's own group (never a target), read now: the first look, a stop's, has no /proc read more to wait for.
+    this.platform.processInfo(process.pid).then(
+      (info) => (this.ownPgid = info?.pgid ?? this.ownPgid),
+      () => {},
+    );
     // CLI only: the probe is a signal to this very process (and is not forwarded).
     if (inbox)
       widenSignalPipe(
@@ -151,10 +160,13 @@ class Supervisor implements Shell {
     return done.then(async (result) => (await this.parts.deaths.settled(), result));
   }
 
-  /** One event, shared by the loop and the fast path: what it means, as inputs of the machine (events.ts). */
+  /** One event, shared by the loop and the fast path: what it means, as inputs of the machine (tables.ts). */
   private dispatch(event: EngineEvent): void | Promise<void> {
-    this.parts.trim?.touch();
-    return dispatch(this.events, event);
+    try {
+      return dispatch(this.events, event);
+    } finally {
+      this.parts.trim?.touch(); // after the event's acts (forward first)
+    }
   }
 
   /** Runs the machine on an input, and on what its effects bring back, in order. */
@@ -191,6 +203,7 @@ class Supervisor implements Shell {
   }
 
   end(exitCode: number, exit: CommandExit): void {
+    this.over = true;
     this.timers.abort();
     this.unwatchChildren();
     this.parts.ready?.close();
