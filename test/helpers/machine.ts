@@ -1,4 +1,7 @@
-import type { Facts, MachineConfig } from '../../src/engine/machine/step.js';
+import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machine/step.js';
+import type { Target } from '../../src/engine/machine/ledger.js';
+import type { TreeSnapshot } from '../../src/engine/tree/tree.js';
+import type { ProcessInfo } from '../../src/platform/index.js';
 import { signalNumber } from '../../src/signals.js';
 
 /** The machine's configuration in the table tests: the defaults, then what a test sets. */
@@ -22,4 +25,25 @@ export function factsWith(base: Partial<MachineConfig> = {}) {
     config: { ...machineConfig, ...base, ...overrides },
     signalNumber,
   });
+}
+
+/** A look at the tree that found these processes alive (in groups of their own making). */
+export function lookOf(alive: ProcessInfo[]): TreeSnapshot {
+  const groups = new Map<number, ProcessInfo[]>();
+  const children = new Map<number, ProcessInfo[]>();
+  for (const info of alive) {
+    groups.set(info.pgid, [...(groups.get(info.pgid) ?? []), info]);
+    children.set(info.ppid, [...(children.get(info.ppid) ?? []), info]);
+  }
+  return { members: alive, alive, groups, children, joined: [], left: [], leftCommands: [] };
+}
+
+/** The `looked` input: a look that found `alive`; `route`, where a stop round goes (the shell plans it while stopping). */
+export function looked(alive: ProcessInfo[], commandPgid: number | undefined, route?: Route): Input {
+  return { kind: 'looked', look: lookOf(alive), commandPgid, route };
+}
+
+/** A route for a stop round: these targets, no pm2 (the shell's plan, forwarder.plan). */
+export function routeTo(targets: Target[], commandPid?: number): Route {
+  return { targets, pm2Kill: [], managed: new Set(), runs: new Map(), commandPid };
 }

@@ -22,4 +22,16 @@ describe('layout', () => {
       .filter(([, lines]) => lines > MAX_LINES);
     expect(long).toEqual([]);
   });
+
+  it('the shell asks, the step decides: no file outside engine/machine/ reads the phase', () => {
+    const machine = join(ROOT, 'src', 'engine', 'machine');
+    const readers = sources(join(ROOT, 'src'))
+      .filter((path) => !path.startsWith(machine + '/'))
+      .flatMap((path) =>
+        readFileSync(path, 'utf8')
+          .split('\n')
+          .flatMap((line, index) => (/\.phase\b/.test(line) ? [`${relative(ROOT, path)}:${index + 1}`] : [])),
+      );
+    expect(readers).toEqual([]);
+  });
 });

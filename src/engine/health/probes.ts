@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import type { Logger } from '../../log.js';
 import type { Platform } from '../../platform/index.js';
 import { countEpipe } from '../../platform/sigpipe.js';
 
@@ -115,7 +114,10 @@ function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abo
   });
 }
 
-/** GET the URL (no connection kept): healthy on 200–399 (Kubernetes' httpGet); a redirect is an answer, not followed. */
+/**
+ * GET the URL (no connection kept): healthy on 200–399 (Kubernetes'
+ * httpGet); a redirect is an answer, not followed.
+ */
 async function urlProbe(url: string, timeoutMs: number, abort: AbortSignal): Promise<ProbeResult> {
   const { get } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
   return new Promise((done) => {
@@ -225,90 +227,5 @@ export class HealthRecord {
     if (this.failures >= this.config.retries) this.state = 'unhealthy';
     else if (this.state === 'healthy') this.state = 'failing';
     return { state: this.state, counted: true };
-  }
-}
-
-/**
- * The health checks of one supervision: one probe round at a time, its
- * result handed back (as an event of the loop), judged by Docker's rules and
- * logged (-v: every result; otherwise changes of state). The supervisor
- * decides when to probe and what an unhealthy verdict does.
- */
-export class HealthChecks {
-  private readonly record: HealthRecord;
-  private inFlight?: AbortController;
-
-  constructor(
-    readonly config: HealthConfig,
-    private readonly logger: Logger,
-    private readonly context: ProbeContext,
-    private readonly answered: (runId: number, result: ProbeResult) => void,
-    private readonly failed: (error: unknown) => void,
-  ) {
-    this.record = new HealthRecord(config);
-  }
-
-  /** A new run: the start period begins again. */
-  reset(now: number): void {
-    this.pause();
-    this.record.reset(now);
-  }
-
-  nextIntervalMs(now: number): number {
-    return this.record.nextIntervalMs(now);
-  }
-
-  /** Where the checks stand: `starting` until the first pass of this run. */
-  get state(): HealthState {
-    return this.record.state;
-  }
-
-  /** Runs every probe once, off the loop (none while a round is in flight). */
-  start(runId: number): void {
-    if (this.inFlight) return;
-    const abort = new AbortController();
-    this.inFlight = abort;
-    probeAll(this.config, this.context, abort.signal).then((result) => {
-      if (this.inFlight === abort) this.inFlight = undefined;
-      if (!abort.signal.aborted) this.answered(runId, result);
-    }, this.failed);
-  }
-
-  /** Stopping or restarting: the round in flight is given up (its command's group killed). */
-  pause(): void {
-    this.inFlight?.abort();
-    this.inFlight = undefined;
-  }
-
-  /** Counts a result and logs it (a change of state at the default level); returns the state it leads to. */
-  judge(result: ProbeResult, now: number): HealthState {
-    const before = this.record.state;
-    const { state, counted } = this.record.record(result, now);
-    const { retries } = this.config;
-    const { detail } = result;
-    if (result.ok) this.logger.info('health-ok', `health check passed (${detail})`, { detail });
-    else {
-      const count = counted ? `${this.record.failures} of ${retries}` : 'in the start period, not counted';
-      // The first failure after a pass makes it not ready: a change of state.
-      const failing = state === 'failing' && before === 'healthy';
-      const message = `health check failed (${count}): ${detail}${failing ? '; not ready until a check passes' : ''}`;
-      this.logger.log(failing ? 'notice' : 'info', 'health-failed', message, {
-        detail,
-        failures: this.record.failures,
-      });
-    }
-    if (state === 'healthy' && before !== 'healthy')
-      this.logger.notice('healthy', `command is healthy (${detail})`, { detail });
-    if (state === 'unhealthy') {
-      this.logger.warn(
-        'unhealthy',
-        `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${detail}`,
-        {
-          failures: this.record.failures,
-          error: detail,
-        },
-      );
-    }
-    return state;
   }
 }

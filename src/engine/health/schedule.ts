@@ -1,4 +1,5 @@
-import type { HealthChecks, HealthState, ProbeResult } from './probes.js';
+import type { HealthChecks } from './checks.js';
+import type { HealthState, ProbeResult } from './probes.js';
 import { runOn, type Effect, type Input, type State } from '../machine/state.js';
 import type { StatusBoard } from '../shell/status-board.js';
 import type { Timers } from '../shell/timers.js';

@@ -6,7 +6,10 @@ export const EXIT_INTERNAL = 125;
 export const EXIT_NOT_EXECUTABLE = 126;
 export const EXIT_NOT_FOUND = 127;
 
-/** The command's code; 128+N for signal N (this system's number); 126/127 when it could not be run; success codes → 0. */
+/**
+ * The command's code; 128+N for signal N (this system's number); 126/127
+ * when it could not be run; success codes → 0.
+ */
 export function exitStatus(
   exit: CommandExit,
   successCodes: readonly number[],

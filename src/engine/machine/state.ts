@@ -2,6 +2,10 @@ import type { ProcessInfo, SignalName } from '../../platform/types.js';
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
 import type { CommandExit } from '../children/spawn.js';
+import type { Pm2Manager } from '../pm2/claims.js';
+import type { Pm2Route } from '../pm2/route.js';
+import type { TreeSnapshot } from '../tree/tree.js';
+import type { Ledger, Target } from './ledger.js';
 
 // The machine's values: its state (the phase with its data), what happens to
 // it (inputs), what it asks for (effects), and what it may read (facts).
@@ -55,14 +59,18 @@ export interface RestartPlan {
   readonly reason: string;
 }
 
-/** One stop sequence: its signal, what follows it, and the stop signals received during it (the third kills). */
+/**
+ * One stop sequence: its signal, what follows it, the stop signals received
+ * during it (the third kills), and its ledger (who has had the stop signal).
+ */
 export interface Stop {
   readonly signal: SignalName;
   readonly then: 'exit' | 'restart';
   readonly cause: StopCause;
   readonly received: number;
-  /** A stop signal received again: forwarded at the next look to everyone the stop signal reached. */
+  /** A stop signal received again: forwarded at the next look to everyone the stop signal reached, once. */
   readonly again: SignalName | undefined;
+  readonly ledger: Ledger;
   /** The restart decided when the command exited, carried out once what it left is gone. */
   readonly plan: RestartPlan | undefined;
 }
@@ -135,9 +143,37 @@ export type State =
 export type Phase = State['phase'];
 export type In<P extends Phase> = Extract<State, { phase: P }>;
 
+// What the shell may ask of the state, as derived values: no file outside machine/ reads the phase. (The one the
+// signal path asks, the stop signal of the next look's round, is the stop sequence's: stopRoundSignal.)
+
 /** A run is on: the command runs, or gsup supervises the daemons it handed over to. */
 export function runOn(state: State): state is In<'running' | 'daemons'> {
   return state.phase === 'running' || state.phase === 'daemons';
+}
+
+/** Once a stop's summary is out (or between runs), it has said who left: no tree lines then (-v). */
+export function treeQuiet(state: State): boolean {
+  return state.phase === 'ending' || state.phase === 'done' || state.phase === 'restarting';
+}
+
+/** The command exited and the next look decides what it left: pm2 God daemons it started are looked for then. */
+export function leftoversAwaited(state: State): boolean {
+  return state.phase === 'exited';
+}
+
+/** Between runs (the restart delay): no command whose lost SIGCHLD to look for. */
+export function betweenRuns(state: State): boolean {
+  return state.phase === 'restarting';
+}
+
+/** gsup's end waits for the command's exit to be reported: the lost-SIGCHLD check goes on. */
+export function endAwaitsExit(state: State): boolean {
+  return state.phase === 'ending';
+}
+
+/** Where a stop round's signal goes, as the shell planned it on the look (forwarder.plan), and the command's pid. */
+export interface Route extends Pm2Route {
+  readonly commandPid: number | undefined;
 }
 
 /** What happened, as values: the shell turns events and looks into these. */
@@ -156,7 +192,8 @@ export type Input =
     }
   | { kind: 'reaped'; exits: readonly CommandExit[] }
   | { kind: 'child-gone'; treeGone: boolean }
-  | { kind: 'looked'; alive: ProcessInfo[]; commandPgid: number | undefined }
+  /** A look at the tree; with the route of a stop round when one is due (stopRoundSignal, queries.ts). */
+  | { kind: 'looked'; look: TreeSnapshot; commandPgid: number | undefined; route: Route | undefined }
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; unhealthy: boolean }
   /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
@@ -178,15 +215,26 @@ export type Effect =
   | { kind: 'probe'; run: number }
   /** The next round of probes after the health checks' own interval (the start interval while still starting). */
   | { kind: 'schedule-probe' }
-  /** A stop begins: from now on who has had its signal is recorded. */
+  /** A stop begins: its summary counts from now on. */
   | { kind: 'begin-stop' }
-  /** The stop signal to every root not reached yet (and `again` to everyone reached), on this look. */
-  | { kind: 'stop-round'; signal: SignalName; again: SignalName | undefined }
+  /** A look during the stop delay: who is there, for the summary. */
+  | { kind: 'count-seen'; look: TreeSnapshot }
+  /** On this look: the stop signal to `targets` (the roots not reached yet), `pm2 kill` to `pm2Kill`, `again`. */
+  | {
+      kind: 'stop-round';
+      look: TreeSnapshot;
+      route: Route;
+      signal: SignalName;
+      targets: Target[];
+      pm2Kill: Pm2Manager[];
+      /** A stop signal received again, to everyone the stop signal reached. */
+      again: { signal: SignalName; targets: Target[] } | undefined;
+    }
   /** SIGKILL for the command's group (while the command is unreaped), then for everything of each look. */
   | { kind: 'kill-command-group' }
-  | { kind: 'kill-round' }
-  /** SIGKILL did not end what is left (uninterruptible sleep): name it and give up. */
-  | { kind: 'give-up-killing' }
+  | { kind: 'kill-round'; look: TreeSnapshot }
+  /** SIGKILL did not end these (uninterruptible sleep): name them and give up. */
+  | { kind: 'give-up-killing'; alive: ProcessInfo[] }
   /** The stop's one summary line. */
   | { kind: 'end-stop' }
   /** The last reap before the exit: zombies whose threads are still exiting are waited for. */

@@ -1,5 +1,6 @@
 import type { SignalName } from '../../platform/types.js';
 import { formatDuration } from './format.js';
+import { EMPTY_LEDGER } from './ledger.js';
 import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
@@ -8,7 +9,7 @@ import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './stat
 
 /** A stop gsup began itself counts from zero: the first stop signal received then only joins it. */
 export function newStop(signal: SignalName, then: Stop['then'], cause: StopCause, plan?: RestartPlan): Stop {
-  return { signal, then, cause, received: cause === 'signal' ? 1 : 0, again: undefined, plan };
+  return { signal, then, cause, received: cause === 'signal' ? 1 : 0, again: undefined, plan, ledger: EMPTY_LEDGER };
 }
 
 /**
@@ -114,6 +115,11 @@ export function beginStop(
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
   return { phase: 'stop-delay', record, run: state.run, exit, stop };
+}
+
+/** 3. While stopping, each look is a round of the stop signal (see stopRound, ledger.ts): the shell plans its route. */
+export function stopRoundSignal(state: State): SignalName | undefined {
+  return state.phase === 'stopping' ? state.stop.signal : undefined;
 }
 
 /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */

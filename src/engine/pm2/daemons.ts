@@ -7,8 +7,10 @@ import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
 import { restrictTargets, type Target } from '../tree/targets.js';
 import type { ProcessTree, TreeSnapshot } from '../tree/tree.js';
+import type { Pm2Route } from './route.js';
 
 export type { Pm2Manager } from './claims.js';
+export type { Pm2Route } from './route.js';
 export { runsPm2Cli } from './claims.js';
 export { findPm2Cli } from './pm2-cli.js';
 
@@ -236,13 +238,3 @@ export class Pm2Supervision {
 
 /** Which managers were sent the signal (all by default), and the signal a rule rewrote into it. */
 type AnnounceHow = { sent?: (manager: Pm2Manager) => boolean; received?: SignalName };
-
-export interface Pm2Route {
-  targets: Target[];
-  /** God daemons to stop with `pm2 kill`. */
-  pm2Kill: Pm2Manager[];
-  /** The managers and every process they run. */
-  managed: Set<number>;
-  /** Each manager and the pids it runs. */
-  runs: Map<Pm2Manager, number[]>;
-}

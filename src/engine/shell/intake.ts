@@ -68,7 +68,8 @@ export class SignalIntake {
     if (received === 'SIGPIPE' && takeOwnSigpipe()) return NONE; // raised by a write of ours to a reader that is gone
     if (this.own.size > 0 && this.takeOwn(received)) return NONE; // the pipe probe; the terminal given up
     const signal = this.rewrite(received);
-    // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own suspension (dumb-init's way).
+    // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own
+    // suspension (dumb-init's way).
     if (JOB_CONTROL_SIGNALS.has(received)) return { kind: 'forward', signal, suspend: true };
     if (signal === null) {
       this.logger.info('drop', `${received} received: dropped (rewrite)`, { received });

@@ -1,6 +1,6 @@
 import type { Children } from '../children/children.js';
 import type { CommandRun } from '../children/run.js';
-import type { Phase } from '../machine/state.js';
+import { betweenRuns, endAwaitsExit, type State } from '../machine/state.js';
 import type { Timers } from './timers.js';
 
 // While signals flood in (this many since the last check), the command's state is checked this
@@ -28,10 +28,10 @@ export class LostChildWatch {
   }
 
   /** The check: libuv is nudged if the command is a zombie it was not told of; `reap` reaps the rest. */
-  async check(run: CommandRun, phase: Phase, reap: () => void): Promise<void> {
-    const gone = phase !== 'restarting' && (await this.children.nudgeIfLost(run));
+  async check(run: CommandRun, state: State, reap: () => void): Promise<void> {
+    const gone = !betweenRuns(state) && (await this.children.nudgeIfLost(run));
     reap();
-    if (gone || this.signalsSinceCheck >= FLOOD_SIGNALS || phase === 'ending') this.timers.set('check', CHECK_MS);
+    if (gone || this.signalsSinceCheck >= FLOOD_SIGNALS || endAwaitsExit(state)) this.timers.set('check', CHECK_MS);
     this.signalsSinceCheck = 0;
   }
 }

@@ -5,7 +5,7 @@ import { Children } from '../children/children.js';
 import { Deaths } from '../children/deaths.js';
 import type { SupervisorConfig } from '../config/config.js';
 import { Forwarder } from '../delivery/forwarder.js';
-import { HealthChecks } from '../health/probes.js';
+import { HealthChecks } from '../health/checks.js';
 import { IdleTrim } from './idle-trim.js';
 import { Pm2Supervision } from '../pm2/daemons.js';
 import { Provenance } from '../tree/provenance.js';
@@ -54,7 +54,7 @@ export function wire(
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
   const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, tree, options.suspendSelf);
   const killing = () => deaths.gsupKills();
-  const stops = new StopRounds(platform, logger, forwarder, new Relayers(lines), children, pm2, lines, killing);
+  const stops = new StopRounds(platform, logger, new Relayers(lines), children, pm2, lines, killing);
   // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
   const probes = {
     platform,

@@ -1,11 +1,11 @@
 import type { ProcessInfo } from '../../platform/index.js';
+import { membersOf, type Target } from '../machine/ledger.js';
 import type { TreeSnapshot } from './tree.js';
 
-// Who gets a signal: pure functions of a snapshot, no process touched.
+// Who gets a signal: pure functions of a snapshot, no process touched. (What a target is, and who has had the
+// stop signal, is the machine's: machine/ledger.ts.)
 
-/** One kill(2) call: a whole process group, or one process. */
-export type Target =
-  { kind: 'group'; pgid: number; members: ProcessInfo[] } | { kind: 'process'; process: ProcessInfo };
+export { membersOf, processKey, restrictTargets, unreached, type Target } from '../machine/ledger.js';
 
 export type TargetMode = 'group' | 'child' | 'tree';
 export const TARGET_MODES: readonly TargetMode[] = ['group', 'child', 'tree'];
@@ -56,43 +56,10 @@ export function roots(snapshot: TreeSnapshot, mode: TargetMode, ownPgid: number)
   );
 }
 
-export function membersOf(target: Target): ProcessInfo[] {
-  return target.kind === 'group' ? target.members : [target.process];
-}
-
-/** A process as one identity: a reused pid is another process. */
-export function processKey(info: ProcessInfo): string {
-  return `${info.pid}:${info.startTime}`;
-}
-
-/**
- * The part of `targets` that has not been reached yet: a unit none of whose
- * members was reached stays whole, one partly reached becomes its other
- * members one by one (a process that was signalled in its old group and then
- * left it must not get the same signal twice).
- */
-export function unreached(targets: Target[], reached: ReadonlySet<string>): Target[] {
-  return targets.flatMap((target): Target[] => {
-    const members = membersOf(target);
-    const fresh = members.filter((info) => !reached.has(processKey(info)));
-    if (fresh.length === members.length) return [target];
-    return fresh.map((process): Target => ({ kind: 'process', process }));
-  });
-}
-
 export function describeTargets(targets: Target[]): string {
   return targets
     .map((target) =>
       target.kind === 'group' ? `group ${target.pgid} (${target.members.length})` : `pid ${target.process.pid}`,
     )
     .join(', ');
-}
-
-/** Keeps only the processes in `only`; a group with others in it becomes its wanted members, one by one. */
-export function restrictTargets(targets: Target[], only: ReadonlySet<number>): Target[] {
-  return targets.flatMap((target): Target[] => {
-    if (target.kind === 'process') return only.has(target.process.pid) ? [target] : [];
-    if (target.members.every((info) => only.has(info.pid))) return [target];
-    return target.members.filter((info) => only.has(info.pid)).map((process): Target => ({ kind: 'process', process }));
-  });
 }

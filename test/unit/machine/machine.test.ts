@@ -8,10 +8,11 @@ import {
   type State,
 } from '../../../src/engine/machine/step.js';
 import type { Stop } from '../../../src/engine/machine/state.js';
+import { EMPTY_LEDGER } from '../../../src/engine/machine/ledger.js';
 import type { CommandExit } from '../../../src/engine/children/spawn.js';
 import { isWrapper } from '../../../src/engine/machine/exit-status.js';
 import { readiness } from '../../../src/engine/machine/readiness.js';
-import { factsWith } from '../../helpers/machine.js';
+import { factsWith, looked, routeTo } from '../../helpers/machine.js';
 import type { ProcessInfo } from '../../../src/platform/index.js';
 
 // The machine alone: pure, no process, no timer. Every phase × every input,
@@ -29,6 +30,7 @@ const stop = (overrides: Partial<Stop> = {}): Stop => ({
   received: 1,
   again: undefined,
   plan: undefined,
+  ledger: EMPTY_LEDGER,
   ...overrides,
 });
 const info = (pid: number, pgid: number): ProcessInfo => ({
@@ -69,8 +71,9 @@ const INPUTS: Input[] = [
   { kind: 'reaped', exits: [{ code: 4, signal: null }] },
   { kind: 'child-gone', treeGone: true },
   { kind: 'child-gone', treeGone: false },
-  { kind: 'looked', alive: [], commandPgid: undefined },
-  { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 },
+  looked([], undefined),
+  looked([info(600, 600)], 500),
+  looked([info(600, 600)], 500, routeTo([{ kind: 'process', process: info(600, 600) }])), // a stop round's route
   ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health', 'ready-timeout'] as const).map(
     (name): Input => ({ kind: 'timer', name }),
   ),
@@ -142,7 +145,7 @@ describe('step: the decisions, one by one', () => {
   it('leftovers stopped before a restart: the stop says why, the restart line alone carries the count', () => {
     const restart = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
     const exited: State = { phase: 'exited', record, run, exit: { code: 1, signal: null }, restart };
-    const stopping = step(exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts());
+    const stopping = step(exited, looked([info(600, 600)], 500), facts());
     expect(logged(stopping.effects)).toEqual([
       'command exited (code 1) leaving 1 process(es), before its restart: stopping the tree with SIGTERM (kill timeout 10.00s)',
     ]);
@@ -156,11 +159,16 @@ describe('step: the decisions, one by one', () => {
     expect(second.state.phase).toBe('stopping');
     expect(second.state.phase === 'stopping' && second.state.stop.again).toBe('SIGINT');
     expect(second.effects).toContainEqual({ kind: 'look', delayMs: 0 });
-    const round = step(second.state, { kind: 'looked', alive: [info(500, 500)], commandPgid: 500 }, facts());
-    expect(round.effects).toContainEqual({ kind: 'stop-round', signal: 'SIGTERM', again: 'SIGINT' });
+    const app = { kind: 'process', process: info(500, 500) } as const;
+    const round = step(second.state, looked([info(500, 500)], 500, routeTo([app])), facts());
+    expect(round.effects).toContainEqual(
+      expect.objectContaining({ kind: 'stop-round', signal: 'SIGTERM', again: { signal: 'SIGINT', targets: [app] } }),
+    );
     // Once: the next look sends the stop signal to new roots only.
-    const next = step(round.state, { kind: 'looked', alive: [info(500, 500)], commandPgid: 500 }, facts());
-    expect(next.effects).toContainEqual({ kind: 'stop-round', signal: 'SIGTERM', again: undefined });
+    const next = step(round.state, looked([info(500, 500)], 500, routeTo([app])), facts());
+    expect(next.effects).toContainEqual(
+      expect.objectContaining({ kind: 'stop-round', signal: 'SIGTERM', targets: [], again: undefined }),
+    );
   });
 
   it('the third stop signal kills the tree at once', () => {
@@ -181,9 +189,9 @@ describe('step: the decisions, one by one', () => {
     expect(kinds(killed.effects)).toEqual(['begin-stop', 'pause-health', 'log', 'look']);
     expect(logged(killed.effects)).toEqual(['SIGTERM received: killing the tree (rewritten to SIGKILL)']);
     // Each look kills what it saw (so the summary can name it), until nothing is left.
-    const round = step(killed.state, { kind: 'looked', alive: [info(500, 500)], commandPgid: 500 }, facts());
+    const round = step(killed.state, looked([info(500, 500)], 500), facts());
     expect(kinds(round.effects)).toEqual(['kill-round', 'look']);
-    const gone = step(round.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    const gone = step(round.state, looked([], undefined), facts());
     expect(kinds(gone.effects)).toContain('end-stop');
     // During a stop delay or a stop: kill now, and no restart after.
     const restartStop = stop({ then: 'restart', cause: 'gsup' });
@@ -222,12 +230,10 @@ describe('step: the decisions, one by one', () => {
     };
     const cancelled = step(cleanup, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts());
     expect(cancelled.state.phase === 'stopping' && cancelled.state.stop.then).toBe('exit');
-    const ended = step(cancelled.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    const ended = step(cancelled.state, looked([], undefined), facts());
     expect(ended.state.phase).toBe('ending'); // not restarting
     // Without the stop signal, the same stop ends in the restart.
-    expect(step(cleanup, { kind: 'looked', alive: [], commandPgid: undefined }, facts()).state.phase).toBe(
-      'restarting',
-    );
+    expect(step(cleanup, looked([], undefined), facts()).state.phase).toBe('restarting');
   });
 
   it('the restart log counts quick failures only: "restart 1 of 10" after a quick run, "not counted" after a run of 10 s or more (never "restart 0 of 10")', () => {
@@ -252,21 +258,13 @@ describe('step: the decisions, one by one', () => {
   it('after a stop for failed health checks, gsup never exits 0 (an app that exits 0 on SIGTERM has still failed)', () => {
     const unhealthy = step(PHASES.running, { kind: 'health', run: 1, unhealthy: true }, facts());
     expect(unhealthy.state.phase).toBe('stopping');
-    const gone = step(
-      { ...unhealthy.state, exit: exit0 } as State,
-      { kind: 'looked', alive: [], commandPgid: undefined },
-      facts(),
-    );
+    const gone = step({ ...unhealthy.state, exit: exit0 } as State, looked([], undefined), facts());
     const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
     expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 1 });
   });
 
   it('--on-exit stop: what the command left is stopped (SIGTERM, no delay, a stop gsup began: the first signal received joins it)', () => {
-    const left = step(
-      PHASES.exited,
-      { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 },
-      facts({ onExit: 'stop', stopDelay: 5000 }),
-    );
+    const left = step(PHASES.exited, looked([info(600, 600)], 500), facts({ onExit: 'stop', stopDelay: 5000 }));
     expect(left.state.phase).toBe('stopping');
     expect(left.state.phase === 'stopping' && left.state.stop).toMatchObject({
       signal: 'SIGTERM',
@@ -275,9 +273,7 @@ describe('step: the decisions, one by one', () => {
     });
     expect(kinds(left.effects)).toContain('begin-stop');
     // auto: exit 0 leaving only daemons outside the command's group → stay for them.
-    expect(
-      step(PHASES.exited, { kind: 'looked', alive: [info(600, 600)], commandPgid: 500 }, facts()).state.phase,
-    ).toBe('daemons');
+    expect(step(PHASES.exited, looked([info(600, 600)], 500), facts()).state.phase).toBe('daemons');
   });
 
   it('pairs no test covered before: a fault in the stop delay, the restart wait and the end; a health verdict after the exit; a stop signal while staying for daemons', () => {
@@ -312,7 +308,7 @@ describe('step: the decisions, one by one', () => {
       },
       facts(),
     );
-    const gone = step(reaped.state, { kind: 'looked', alive: [], commandPgid: undefined }, facts());
+    const gone = step(reaped.state, looked([], undefined), facts());
     const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
     expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 4 });
   });
@@ -324,17 +320,9 @@ describe('step: the decisions, one by one', () => {
   });
 
   it('killing gives up after 5 s of SIGKILL that does not end what is left', () => {
-    const stuck = step(
-      PHASES.killing,
-      { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 },
-      facts({}, 99_000 + 5001),
-    );
+    const stuck = step(PHASES.killing, looked([info(501, 500)], 500), facts({}, 99_000 + 5001));
     expect(kinds(stuck.effects)).toEqual(expect.arrayContaining(['give-up-killing', 'end-stop']));
-    const still = step(
-      PHASES.killing,
-      { kind: 'looked', alive: [info(501, 500)], commandPgid: 500 },
-      facts({}, 99_000 + 100),
-    );
+    const still = step(PHASES.killing, looked([info(501, 500)], 500), facts({}, 99_000 + 100));
     expect(kinds(still.effects)).toEqual(['kill-round', 'look']);
   });
 });

@@ -1,0 +1,113 @@
+import type { ProcessInfo } from '../../platform/types.js';
+import { exitStatus } from './exit-status.js';
+import { describeExit } from './format.js';
+import { onExitAction } from './on-exit.js';
+import { ending, enterRestart, finish, log, planOf } from './outcomes.js';
+import { decideRestart } from './restart.js';
+import type { Facts, In, Input, Out, State } from './state.js';
+import { beginStop, endStop, newStop } from './stop-sequence.js';
+
+// The command's exit, restarts, daemons: what its exit, and the children it leaves, decide.
+
+// Looks while gsup stays for daemons the command left; SIGCHLD wakes it for its own children.
+export const DAEMON_POLL_MS = 1000;
+
+export function commandExit(
+  state: State,
+  input: Extract<Input, { kind: 'command-exit' }>,
+  facts: Facts,
+  out: Out,
+): State {
+  if (state.phase === 'starting' || state.phase === 'done' || input.run !== state.run.id) return state;
+  const { exit } = input;
+  if (exit.errorCode !== undefined) return finish({ phase: 'ending', record: state.record, run: state.run, exit }, out);
+  const { behind } = state.record;
+  const record = behind ? { ...state.record, behind: { ...behind, wrapper: input.wrapper } } : state.record;
+  if (state.phase === 'ending') return finish({ ...state, record, exit }, out);
+  const stopping = state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing';
+  if (stopping) return childGone({ ...state, record, exit }, input.treeGone, facts, out);
+  if (state.phase !== 'running') return childGone(state, input.treeGone, facts, out);
+  const decision = decideRestart(
+    state.record.restarts,
+    facts.config,
+    exit,
+    facts.now - state.run.startedAt,
+    input.sent,
+  );
+  const restart = planOf(decision.decision, facts);
+  if (!restart && decision.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
+  const exited: In<'exited'> = {
+    phase: 'exited',
+    record: { ...state.record, restarts: decision.state },
+    run: state.run,
+    exit,
+    restart,
+  };
+  if (facts.config.onExit === 'exit' && !restart) return finish(ending(exited), out);
+  // A pm2 pid file may lead to a God daemon the command started elsewhere (or an older one to name): look then.
+  if (!input.mayHaveDaemon && input.treeGone) return afterExit(exited, [], undefined, facts, out);
+  out.push({ kind: 'look', delayMs: 0 });
+  return exited;
+}
+
+/** What the command left: stop it before a restart, or as `--on-exit` says (stop, stay, or exit). */
+export function afterExit(
+  state: In<'exited'>,
+  leftovers: ProcessInfo[],
+  commandPgid: number | undefined,
+  facts: Facts,
+  out: Out,
+): State {
+  const { exit, restart } = state;
+  if (restart) {
+    if (leftovers.length === 0) return enterRestart(state, restart, out);
+    // The restart's own line (with its count) follows the stop: this one says only why the stop comes first.
+    const reason = `command exited (${describeExit(exit)}) leaving ${leftovers.length} process(es), before its restart`;
+    return beginStop(state, newStop('SIGTERM', 'restart', 'gsup', restart), reason, 0, facts, out);
+  }
+  const action = onExitAction(facts.config.onExit, exitStatus(exit, [], facts.signalNumber), leftovers, commandPgid);
+  if (action === 'exit') return finish(ending(state), out);
+  const left = `leaving ${leftovers.length} process(es)`;
+  if (action === 'stop')
+    return beginStop(
+      state,
+      newStop('SIGTERM', 'exit', 'gsup'),
+      `command exited (${describeExit(exit)}) ${left}`,
+      0,
+      facts,
+      out,
+    );
+  log(
+    out,
+    'notice',
+    'waiting',
+    `command exited (${describeExit(exit)}); waiting for ${leftovers.length} remaining process(es)`,
+    {
+      pids: leftovers.map((info) => info.pid),
+    },
+  );
+  out.push({ kind: 'look', delayMs: DAEMON_POLL_MS });
+  // `auto` stays for daemons the command handed its work to: their status becomes gsup's.
+  return {
+    phase: 'daemons',
+    record: { ...state.record, stayed: facts.config.onExit === 'auto' },
+    run: state.run,
+    exit,
+  };
+}
+
+/** A child of gsup is gone: end the wait of a stop or for daemons if that was the last, else look sooner. */
+export function childGone(state: State, treeGone: boolean, facts: Facts, out: Out): State {
+  if (
+    state.phase !== 'stop-delay' &&
+    state.phase !== 'stopping' &&
+    state.phase !== 'killing' &&
+    state.phase !== 'daemons'
+  )
+    return state;
+  if (!treeGone) {
+    out.push({ kind: 'look', delayMs: 0 });
+    return state;
+  }
+  return state.phase === 'daemons' ? finish(ending(state), out) : endStop(state, facts, out);
+}

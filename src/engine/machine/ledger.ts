@@ -1,0 +1,168 @@
+import type { ProcessInfo, SignalName } from '../../platform/types.js';
+
+// The stop's ledger: who has had the stop signal, so that none gets it twice. Pure, part of the state (Stop).
+
+/** One kill(2) call: a whole process group, or one process. */
+export type Target =
+  { kind: 'group'; pgid: number; members: ProcessInfo[] } | { kind: 'process'; process: ProcessInfo };
+
+export function membersOf(target: Target): ProcessInfo[] {
+  return target.kind === 'group' ? target.members : [target.process];
+}
+
+/** A process as one identity: a reused pid is another process. */
+export function processKey(info: ProcessInfo): string {
+  return `${info.pid}:${info.startTime}`;
+}
+
+/**
+ * The part of `targets` that has not been reached yet: a unit none of whose
+ * members was reached stays whole, one partly reached becomes its other
+ * members one by one (a process that was signalled in its old group and then
+ * left it must not get the same signal twice).
+ */
+export function unreached(targets: Target[], reached: ReadonlySet<string>): Target[] {
+  return targets.flatMap((target): Target[] => {
+    const members = membersOf(target);
+    const fresh = members.filter((info) => !reached.has(processKey(info)));
+    if (fresh.length === members.length) return [target];
+    return fresh.map((process): Target => ({ kind: 'process', process }));
+  });
+}
+
+/** Keeps only the processes in `only`; a group with others in it becomes its wanted members, one by one. */
+export function restrictTargets(targets: Target[], only: ReadonlySet<number>): Target[] {
+  return targets.flatMap((target): Target[] => {
+    if (target.kind === 'process') return only.has(target.process.pid) ? [target] : [];
+    if (target.members.every((info) => only.has(info.pid))) return [target];
+    return target.members.filter((info) => only.has(info.pid)).map((process): Target => ({ kind: 'process', process }));
+  });
+}
+
+/** Who has had the stop signal in one stop sequence, by identity (a reused pid is a stranger). */
+export interface Ledger {
+  /** Every process sent the stop signal (processKey), or left to the pm2 daemon sent `pm2 kill`. */
+  readonly reached: ReadonlySet<string>;
+  /** The groups of those processes: a process forked into one since is its parent's while that lives. */
+  readonly groups: ReadonlySet<number>;
+  /** The pm2 God daemons sent `pm2 kill` (by pid): each once. */
+  readonly pm2Killed: ReadonlySet<number>;
+}
+
+export const EMPTY_LEDGER: Ledger = { reached: new Set(), groups: new Set(), pm2Killed: new Set() };
+
+/** A pm2 God daemon, as the ledger knows it: its process. */
+export interface Daemon {
+  readonly info: ProcessInfo;
+}
+
+/**
+ * Where a stop round's signal goes, as the shell planned it on the look
+ * (forwarder.plan): the roots; the pm2 God daemons to stop with `pm2 kill`,
+ * and every pid they run; and the command's pid.
+ */
+export interface RoundRoute<D extends Daemon> {
+  readonly targets: Target[];
+  readonly pm2Kill: readonly D[];
+  readonly managed: ReadonlySet<number>;
+  readonly commandPid: number | undefined;
+}
+
+/**
+ * What one stop round sends: the stop signal to `fresh`, `pm2 kill` to
+ * `pm2Kill`, a stop signal received again to `again`.
+ */
+export interface Round<D extends Daemon> {
+  readonly ledger: Ledger;
+  readonly fresh: Target[];
+  readonly pm2Kill: D[];
+  readonly again: { signal: SignalName; targets: Target[] } | undefined;
+}
+
+/**
+ * One stop round on a look: the roots not sent the stop signal yet (now
+ * counted as sent), the God daemons not sent `pm2 kill` yet; and, for a stop
+ * signal received again, everyone the stop signal reached (this round's too).
+ * `exited`: the command is gone (gsup's own `pm2 kill` waits for it: see pm2KillHeld).
+ */
+export function stopRound<D extends Daemon>(
+  ledger: Ledger,
+  route: RoundRoute<D>,
+  alive: readonly ProcessInfo[],
+  again: SignalName | undefined,
+  exited: boolean,
+): Round<D> {
+  const taken = take(ledger, route.targets, alive);
+  const held = pm2KillHeld(route, exited);
+  const pm2 = held ? { ledger: taken.ledger, fresh: [] } : takePm2(taken.ledger, route, alive);
+  const { ledger: after, fresh: pm2Kill } = pm2;
+  const reached = again === undefined ? [] : reachedOf(after, route.targets);
+  return {
+    ledger: after,
+    fresh: taken.fresh,
+    pm2Kill,
+    again: again !== undefined && reached.length > 0 ? { signal: again, targets: reached } : undefined,
+  };
+}
+
+/**
+ * The part of `targets` not sent the stop signal yet, now counted as sent.
+ * A process that joined a reached group since (forked by a member: a
+ * cleanup helper, a trap's `pm2 kill`) is its parent's while that lives.
+ */
+function take(ledger: Ledger, targets: Target[], alive: readonly ProcessInfo[]): { ledger: Ledger; fresh: Target[] } {
+  const living = new Set(alive.map((info) => info.pid));
+  const inReachedGroup = (info: ProcessInfo) => living.has(info.ppid) && ledger.groups.has(info.pgid);
+  const fresh = unreached(targets, ledger.reached).filter(
+    (target) => target.kind === 'group' || !inReachedGroup(target.process),
+  );
+  if (fresh.length === 0) return { ledger, fresh };
+  const reached = new Set(ledger.reached);
+  const groups = new Set(ledger.groups);
+  for (const info of fresh.flatMap(membersOf)) {
+    reached.add(processKey(info));
+    groups.add(info.pgid);
+  }
+  return { ledger: { ...ledger, reached, groups }, fresh };
+}
+
+/** The pm2 God daemons not yet stopped with `pm2 kill`; what they run counts as reached. */
+function takePm2<D extends Daemon>(
+  ledger: Ledger,
+  route: Pick<RoundRoute<D>, 'pm2Kill' | 'managed'>,
+  alive: readonly ProcessInfo[],
+): { ledger: Ledger; fresh: D[] } {
+  const fresh = route.pm2Kill.filter((manager) => !ledger.pm2Killed.has(manager.info.pid));
+  if (fresh.length === 0) return { ledger, fresh };
+  const pm2Killed = new Set(ledger.pm2Killed);
+  for (const manager of fresh) pm2Killed.add(manager.info.pid);
+  const reached = new Set(ledger.reached);
+  for (const info of alive) if (route.managed.has(info.pid)) reached.add(processKey(info));
+  return { ledger: { ...ledger, reached, pm2Killed }, fresh };
+}
+
+/** The part of `targets` already sent the stop signal (a stop signal received again goes to them). */
+function reachedOf(ledger: Ledger, targets: Target[]): Target[] {
+  const fresh = new Set(unreached(targets, ledger.reached).flatMap(membersOf).map(processKey));
+  const reached = targets
+    .flatMap(membersOf)
+    .filter((info) => !fresh.has(processKey(info)))
+    .map((info) => info.pid);
+  return restrictTargets(targets, new Set(reached));
+}
+
+/**
+ * A command that lives on after `pm2 start` (a bootstrap script with a
+ * trap that runs `pm2 kill`) has the stop signal: it stops pm2 its own way.
+ * gsup's own `pm2 kill` waits until the command is gone, for a daemon the
+ * script left; never a second one racing the script's.
+ */
+function pm2KillHeld(route: RoundRoute<Daemon>, exited: boolean): boolean {
+  const { pm2Kill, commandPid } = route;
+  return (
+    pm2Kill.length > 0 &&
+    !exited &&
+    commandPid !== undefined &&
+    !pm2Kill.some((manager) => manager.info.pid === commandPid)
+  );
+}

@@ -1,0 +1,206 @@
+import type { Logger } from '../../log.js';
+import type { Platform, SignalName } from '../../platform/index.js';
+import { signalNumber } from '../../signals.js';
+import type { SuperviseOptions } from '../config/api.js';
+import type { SupervisorConfig } from '../config/config.js';
+import type { CommandRun } from '../children/run.js';
+import type { CommandExit } from '../children/spawn.js';
+import type { ForwardFacts } from '../delivery/forwarder.js';
+import type { HealthSchedule } from '../health/schedule.js';
+import { exitStatus, isWrapper } from '../machine/exit-status.js';
+import { describeExit } from '../machine/format.js';
+import { leftoversAwaited, treeQuiet } from '../machine/state.js';
+import type { Effect, Input, State } from '../machine/step.js';
+import { stopRoundSignal } from '../machine/stop-sequence.js';
+import { runsPm2Cli, type Pm2Manager } from '../pm2/daemons.js';
+import { logTreeChanges, type TreeSnapshot } from '../tree/tree.js';
+import { messageOf } from './event-loop.js';
+import type { SignalIntake } from './intake.js';
+import type { LostChildWatch } from './lost-child.js';
+import type { EngineEvent, EventQueue } from './queue.js';
+import type { Timers } from './timers.js';
+import type { Parts } from './wiring.js';
+
+// The shell's two tables: what each event means (as inputs of the machine), and what each effect of the step does
+// in the world. Every kind has its entry, or the build fails.
+
+/**
+ * A handler for each kind of a union, typed by kind: a kind without one (or
+ * one for a kind that does not exist) does not compile. The shell's events
+ * and effects are carried out through two such tables (supervisor.ts calls
+ * the entry of each value's kind).
+ */
+export type Table<T extends { kind: string }, R> = { [K in T['kind']]: (value: Extract<T, { kind: K }>) => R };
+
+/** What the effect table and the event dispatch see of the supervisor (supervisor.ts). */
+export interface Shell {
+  readonly command: string;
+  readonly config: SupervisorConfig;
+  readonly options: SuperviseOptions;
+  readonly platform: Platform;
+  readonly logger: Logger;
+  /** What acts on the world: the tree and its looks, gsup's children, forwards, stop rounds, pm2, probes. */
+  readonly parts: Parts;
+  readonly timers: Timers;
+  readonly health: HealthSchedule | undefined;
+  readonly intake: SignalIntake;
+  readonly lostChild: LostChildWatch;
+  readonly queue: EventQueue;
+  /** The machine's state, to ask things of (its queries: runOn, treeQuiet…), never to decide on. */
+  readonly state: State;
+  readonly run: CommandRun;
+  /** The pm2 managers the last look found. */
+  managers: Pm2Manager[];
+  /** gsup's own process group: never a target. */
+  ownPgid: number;
+  /** Runs the machine on an input, and on what its effects bring back, in order. */
+  apply(input: Input): void;
+  /** Starts run `id` of the command. */
+  startRun(id: number): void;
+  /** The supervision is over: gsup exits with `exitCode`. */
+  end(exitCode: number, exit: CommandExit): void;
+}
+
+/**
+ * What each effect of the step does in the world, one entry per kind: an
+ * effect nobody carries out does not compile. Each carries what it acts on
+ * (a stop round its look); the shell holds nothing for the effect to come.
+ */
+export function effectTable(shell: Shell): Table<Effect, void> {
+  const { parts, timers, logger, options } = shell;
+  const health = (effect: Extract<Effect, { kind: 'pause-health' | 'probe' | 'schedule-probe' }>) =>
+    shell.health?.carryOut(effect);
+  return {
+    spawn: (effect) => shell.startRun(effect.run),
+    look: (effect) => parts.scans.request(effect.delayMs),
+    'set-timer': (effect) => timers.set(effect.name, effect.ms),
+    'ensure-timer': (effect) => timers.ensure(effect.name, effect.ms),
+    'clear-timer': (effect) => timers.clear(effect.name),
+    log: (effect) => logger.log(effect.level, effect.event, effect.message, effect.fields),
+    'pause-health': health,
+    probe: health,
+    'schedule-probe': health,
+    'begin-stop': () => parts.stops.begin(Date.now()),
+    'count-seen': (effect) => parts.stops.saw(effect.look),
+    'stop-round': (effect) => {
+      for (const signal of parts.stops.round(effect, shell.run)) options.status?.countForward(signal);
+    },
+    'kill-command-group': () => parts.stops.killCommandGroup(shell.run, parts.scans.latest),
+    'kill-round': (effect) => parts.stops.killRound(effect.look, shell.ownPgid),
+    'give-up-killing': (effect) => parts.stops.giveUp(effect.alive),
+    'end-stop': () => {
+      const took = parts.stops.end(Date.now()); // outside `?.(…)`: it runs with no board too
+      options.status?.stopTook(took);
+    },
+    sweep: () => {
+      const { reaped, notYet } = parts.children.sweep();
+      shell.apply({ kind: 'reaped', exits: reaped });
+      shell.apply({ kind: 'swept', notYet });
+    },
+    exit: (effect) => shell.end(effect.exitCode, effect.exit),
+  };
+}
+
+/**
+ * What each event means, as inputs of the machine, one entry per kind: an
+ * event nobody handles does not compile. Shared by the loop and the fast path.
+ */
+export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void>> {
+  return {
+    signal: (event) => signalled(shell, event.signal),
+    stop: (event) => shell.apply({ kind: 'stop-signal', signal: event.signal, reason: event.reason }),
+    exit: (event) => exited(shell, event.run, event.exit),
+    child: () => {
+      if (!reap(shell)) shell.apply({ kind: 'child-gone', treeGone: treeGone(shell) });
+    },
+    tree: (event) => looked(shell, event.snapshot),
+    timer: (event) =>
+      event.name === 'check'
+        ? shell.lostChild.check(shell.run, shell.state, () => reap(shell))
+        : shell.apply({ kind: 'timer', name: event.name }),
+    health: (event) => {
+      const input = shell.health?.answered(shell.state, event.run, event.result);
+      if (input) shell.apply(input);
+    },
+    'app-said': (event) => shell.apply(event),
+    fault: (event) => shell.apply({ kind: 'fault', message: messageOf(event.error) }),
+  };
+}
+
+/** A signal received: a stop goes to the machine; any other is forwarded now (forward first, log after). */
+function signalled(shell: Shell, received: SignalName): void {
+  const intake = shell.intake.take(received);
+  if (intake.kind === 'stop') shell.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
+  else if (intake.kind === 'forward') {
+    if (intake.signal) shell.options.status?.countForward(intake.signal);
+    const how = { suspend: intake.suspend, received };
+    shell.parts.forwarder.forward(intake.signal, forwardFacts(shell), how);
+  }
+  shell.intake.note(received, intake);
+  shell.lostChild.signalled();
+}
+
+function exited(shell: Shell, runId: number, exit: CommandExit): void {
+  const { run, parts, logger, options } = shell;
+  if (runId !== run.id) return;
+  run.exit = exit;
+  if (run.pid !== undefined) parts.children.spawnedByNode.delete(run.pid);
+  if (options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
+  // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
+  const command = parts.tree.commandInfo;
+  if (parts.pm2 && command && runsPm2Cli(shell.command, run.args))
+    parts.pm2.cliLived(command, shell.platform.startTimeNow());
+  if (exit.errorCode === undefined) {
+    const message = `pid ${run.pid} left the tree: the command exited (${describeExit(exit)})`;
+    logger.info('command-exit', message, { pid: run.pid, code: exit.code, signal: exit.signal });
+  }
+  reap(shell);
+  const mayHaveDaemon = parts.pm2?.pidFileExists() ?? false;
+  const wrapper = isWrapper(command && command.pid === run.pid ? command.name : shell.command);
+  const gone = treeGone(shell);
+  shell.apply({ kind: 'command-exit', run: runId, exit, sent: run.sent, treeGone: gone, mayHaveDaemon, wrapper });
+}
+
+/** A look at the tree: what waited for it goes out, and the machine decides on it (with a stop round's route). */
+async function looked(shell: Shell, snapshot: TreeSnapshot): Promise<void> {
+  const { parts, logger, platform } = shell;
+  // Read at start-up; a look before that read is answered (`ps` elsewhere) waits for it.
+  if (shell.ownPgid === -1) shell.ownPgid = (await platform.processInfo(process.pid))?.pgid ?? -1;
+  if (logger.enabled('info') && !treeQuiet(shell.state)) logTreeChanges(logger, parts.tree, snapshot);
+  shell.options.status?.treeLooked(snapshot.alive.length);
+  parts.pm2?.noteClis(snapshot);
+  if (parts.pm2 && (snapshot.joined.length > 0 || leftoversAwaited(shell.state) || shell.managers.length > 0)) {
+    shell.managers = await parts.pm2.find(snapshot);
+    // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): look again with it.
+    if (shell.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid)))
+      return parts.scans.request();
+  }
+  const facts = forwardFacts(shell);
+  parts.forwarder.deliverPending(snapshot, facts);
+  const { run } = shell;
+  const signal = stopRoundSignal(shell.state);
+  const route =
+    signal === undefined ? undefined : { ...parts.forwarder.plan(snapshot, signal, true, facts), commandPid: run.pid };
+  const commandPgid = run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid;
+  shell.apply({ kind: 'looked', look: snapshot, commandPgid, route });
+}
+
+/** Reaps a batch (its statuses to the machine); true when more wait (another `child` event is queued for them). */
+function reap(shell: Shell): boolean {
+  const { reaped, more, nodeZombie } = shell.parts.children.reap();
+  if (reaped.length > 0) shell.apply({ kind: 'reaped', exits: reaped });
+  if (more) shell.queue.push({ kind: 'child' });
+  if (nodeZombie) shell.lostChild.soon();
+  return more;
+}
+
+function treeGone(shell: Shell): boolean {
+  return shell.parts.children.treeGone(shell.managers.some((manager) => manager.info.ppid !== process.pid));
+}
+
+/** What a forward needs of the supervisor, as it is now. */
+function forwardFacts(shell: Shell): ForwardFacts {
+  const { run, managers, ownPgid } = shell;
+  const { helpers, reaping, spawnedByNode } = shell.parts.children;
+  return { run, managers, ownPgid, helpers, reaping, nodeChildren: spawnedByNode };
+}
