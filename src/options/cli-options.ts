@@ -35,7 +35,7 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], what: str
   throw new UsageError(`invalid value ${quoted(value)} for ${what}: expected ${allowed.join(', ')}`);
 }
 
-function count(text: string, what: string): number {
+function readCount(text: string, what: string): number {
   if (/^\d+$/.test(text.trim())) return Number(text);
   throw new UsageError(`invalid number ${quoted(text)} for ${what}: expected a whole number`);
 }
@@ -120,7 +120,7 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
     parseDuration,
     2 * intervalMs,
   );
-  const retries = positive(pick('healthRetries', '--health-retries', 'GSUP_HEALTH_RETRIES'), count, 3);
+  const retries = positive(pick('healthRetries', '--health-retries', 'GSUP_HEALTH_RETRIES'), readCount, 3);
   for (const given of [cmd, url, file]) {
     if (given && given[0].trim() === '')
       throw new UsageError(`empty value for ${given[1]}: a probe needs something to run or read`);
@@ -252,7 +252,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     onExit: onExit ? oneOf(onExit[0], ON_EXIT_POLICIES, onExit[1]) : DEFAULT_CONFIG.onExit,
     logFormat: logFormat ? oneOf(logFormat[0], ['text', 'json'] as const, logFormat[1]) : 'text',
     restart: restart ? oneOf(restart[0], RESTART_MODES, restart[1]) : DEFAULT_CONFIG.restart,
-    maxRestarts: maxRestarts ? count(...maxRestarts) : DEFAULT_CONFIG.maxRestarts,
+    maxRestarts: maxRestarts ? readCount(...maxRestarts) : DEFAULT_CONFIG.maxRestarts,
     restartDelay: restartDelay ? parseDuration(...restartDelay) : DEFAULT_CONFIG.restartDelay,
     rewrite,
     successExit: pickList('successExit', '--success-exit', 'GSUP_SUCCESS_EXIT').map(([value, what]) =>

@@ -151,7 +151,7 @@ function buildProgram(version: string, write: (text: string) => void): Command {
     new Option(
       '-v, --verbose',
       'log more: every forwarded signal, tree changes (-vv: debug) [env GSUP_VERBOSE=-1 to 2]',
-    ).argParser(count),
+    ).argParser(increment),
   );
   program.addOption(new Option('-q, --quiet', 'log errors only [env GSUP_VERBOSE=-1]'));
   option('--log-format <format>', 'text or json', 'GSUP_LOG_FORMAT', 'text');
@@ -162,7 +162,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-function count(_value: string, previous: number | undefined): number {
+function increment(_value: string, previous: number | undefined): number {
   return (previous ?? 0) + 1;
 }
 

@@ -1,6 +1,6 @@
 import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machine/step.js';
 import type { Target } from '../../src/engine/machine/ledger.js';
-import type { TreeSnapshot } from '../../src/engine/tree/tree.js';
+import type { Snapshot } from '../../src/engine/tree/tree.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 import { signalNumber } from '../../src/signals.js';
 
@@ -28,7 +28,7 @@ export function factsWith(base: Partial<MachineConfig> = {}) {
 }
 
 /** A look at the tree that found these processes alive (in groups of their own making). */
-export function lookOf(alive: ProcessInfo[]): TreeSnapshot {
+export function lookOf(alive: ProcessInfo[]): Snapshot {
   const groups = new Map<number, ProcessInfo[]>();
   const children = new Map<number, ProcessInfo[]>();
   for (const info of alive) {
@@ -40,7 +40,7 @@ export function lookOf(alive: ProcessInfo[]): TreeSnapshot {
 
 /** The `looked` input: a look that found `alive`; `route`, where a stop round goes (the shell plans it while stopping). */
 export function looked(alive: ProcessInfo[], commandPgid: number | undefined, route?: Route): Input {
-  return { kind: 'looked', look: lookOf(alive), commandPgid, route };
+  return { kind: 'looked', snapshot: lookOf(alive), commandPgid, route };
 }
 
 /** A route for a stop round: these targets, no pm2 (the shell's plan, forwarder.plan). */

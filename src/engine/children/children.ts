@@ -11,7 +11,7 @@ import type { CommandExit } from './spawn.js';
  */
 export class Children {
   /** Children Node spawned: libuv reaps them, gsup never does. */
-  readonly spawnedByNode = new Set<number>();
+  readonly nodeChildren = new Set<number>();
   /** gsup's own helper processes (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
   readonly helpers = new Set<number>();
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
@@ -23,7 +23,7 @@ export class Children {
     logger: Logger,
     died?: (pid: number, exit: CommandExit) => void,
   ) {
-    this.reaper = new Reaper(platform, this.spawnedByNode, logger, died);
+    this.reaper = new Reaper(platform, this.nodeChildren, logger, died);
   }
 
   /**
@@ -70,12 +70,12 @@ export class Children {
   spawnHelper(spawn: () => number | undefined): void {
     const pid = spawn();
     if (pid === undefined) return;
-    this.spawnedByNode.add(pid);
+    this.nodeChildren.add(pid);
     this.helpers.add(pid);
   }
 
   helperExited(pid: number): void {
-    this.spawnedByNode.delete(pid);
+    this.nodeChildren.delete(pid);
     this.helpers.delete(pid);
   }
 }

@@ -4,8 +4,8 @@ import { send } from './deliver.js';
 import { describeSignal, describeTarget } from '../machine/format.js';
 import { describeTargets, restrictTargets, roots, type Target, type TargetMode } from '../tree/targets.js';
 import type { Pm2Manager, Pm2Route, Pm2Supervision } from '../pm2/daemons.js';
-import type { ScanScheduler } from '../tree/looks.js';
-import type { ProcessTree, TreeSnapshot } from '../tree/tree.js';
+import type { Looks } from '../tree/looks.js';
+import type { ProcessTree, Snapshot } from '../tree/tree.js';
 
 // A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
 const FRESH_MS = 50;
@@ -52,7 +52,7 @@ export class Forwarder {
     private readonly logger: Logger,
     private readonly mode: TargetMode,
     private readonly pm2: Pm2Supervision | undefined,
-    private readonly scans: ScanScheduler,
+    private readonly looks: Looks,
     private readonly tree: ProcessTree,
     private readonly suspendSelf?: () => void,
   ) {}
@@ -80,15 +80,15 @@ export class Forwarder {
     }
     if (this.pending.has(signal)) return group;
     this.pending.set(signal, { group, received });
-    if (this.scans.fresh(FRESH_MS) && this.scans.latest) this.deliverPending(this.scans.latest, facts);
-    else if (group === undefined || this.otherRootsPossible(facts)) this.scans.request();
+    if (this.looks.fresh(FRESH_MS) && this.looks.last) this.deliverPending(this.looks.last, facts);
+    else if (group === undefined || this.otherRootsPossible(facts)) this.looks.take();
     else this.deliverPending(undefined, facts);
     return group;
   }
 
   /** A fresh look at the tree: what waited for it goes out now. Returns what was sent, signal by signal. */
   deliverPending(
-    snapshot: TreeSnapshot | undefined,
+    snapshot: Snapshot | undefined,
     facts: ForwardFacts,
   ): Array<{ signal: SignalName; targets: Target[] }> {
     const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
@@ -117,7 +117,7 @@ export class Forwarder {
    * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
    * stop is `pm2 kill`); never gsup's own helpers.
    */
-  plan(snapshot: TreeSnapshot, signal: SignalName, stop: boolean, facts: ForwardFacts): Pm2Route {
+  plan(snapshot: Snapshot, signal: SignalName, stop: boolean, facts: ForwardFacts): Pm2Route {
     const { helpers, ownPgid, managers } = facts;
     let targets = roots(snapshot, this.mode, ownPgid);
     if (helpers.size > 0)

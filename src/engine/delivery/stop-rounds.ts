@@ -10,7 +10,7 @@ import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Effect } from '../machine/state.js';
 import type { Relayers } from './relayers.js';
 import type { CommandRun } from '../children/run.js';
-import type { TreeSnapshot } from '../tree/tree.js';
+import type { Snapshot } from '../tree/tree.js';
 
 /**
  * The acts of a stop the machine decided on: the stop signal to the roots it
@@ -39,7 +39,7 @@ export class StopRounds {
   }
 
   /** A look during the stop delay: who is there, for the summary. */
-  saw(snapshot: TreeSnapshot): void {
+  saw(snapshot: Snapshot): void {
     this.summary.saw(snapshot);
   }
 
@@ -49,7 +49,7 @@ export class StopRounds {
    * to the God daemons; returns the signals sent.
    */
   round(round: Extract<Effect, { kind: 'stop-round' }>, run: CommandRun): SignalName[] {
-    const { look, route, signal, targets, pm2Kill, again } = round;
+    const { snapshot: look, route, signal, targets, pm2Kill, again } = round;
     const sentSignals: SignalName[] = [];
     if (targets.length > 0) this.deliver(targets, signal, run);
     if (targets.length > 0 || pm2Kill.length > 0) sentSignals.push(signal);
@@ -77,7 +77,7 @@ export class StopRounds {
   }
 
   /** The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun). */
-  killCommandGroup(run: CommandRun, snapshot: TreeSnapshot | undefined): void {
+  killCommandGroup(run: CommandRun, snapshot: Snapshot | undefined): void {
     if (run.pgid === undefined || !run.unreaped()) return;
     const group = snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [];
     this.killing();
@@ -86,7 +86,7 @@ export class StopRounds {
   }
 
   /** SIGKILL for everything of this look: whole groups with one kill each (new forks included), the rest one by one. */
-  killRound(snapshot: TreeSnapshot, ownPgid: number): void {
+  killRound(snapshot: Snapshot, ownPgid: number): void {
     this.killing();
     this.summary.killing(snapshot.alive, (info) => this.lines.describe(info));
     if (!this.platform.canSignal && this.platform.killTree) {
@@ -126,7 +126,7 @@ class StopSummary {
 
   constructor(readonly startedAt: number) {}
 
-  saw(snapshot: TreeSnapshot): void {
+  saw(snapshot: Snapshot): void {
     for (const info of snapshot.alive) this.seen.add(processKey(info));
   }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import { HealthRecord, probeAll } from './probes.js';
+import { HealthVerdicts, probeAll } from './probes.js';
 import type { HealthConfig, HealthState, ProbeContext, ProbeResult } from './probes.js';
 
 /**
@@ -9,7 +9,7 @@ import type { HealthConfig, HealthState, ProbeContext, ProbeResult } from './pro
  * decides when to probe and what an unhealthy verdict does.
  */
 export class HealthChecks {
-  private readonly record: HealthRecord;
+  private readonly verdicts: HealthVerdicts;
   private inFlight?: AbortController;
 
   constructor(
@@ -19,22 +19,22 @@ export class HealthChecks {
     private readonly answered: (runId: number, result: ProbeResult) => void,
     private readonly failed: (error: unknown) => void,
   ) {
-    this.record = new HealthRecord(config);
+    this.verdicts = new HealthVerdicts(config);
   }
 
   /** A new run: the start period begins again. */
   reset(now: number): void {
     this.pause();
-    this.record.reset(now);
+    this.verdicts.reset(now);
   }
 
   nextIntervalMs(now: number): number {
-    return this.record.nextIntervalMs(now);
+    return this.verdicts.nextIntervalMs(now);
   }
 
   /** Where the checks stand: `starting` until the first pass of this run. */
   get state(): HealthState {
-    return this.record.state;
+    return this.verdicts.state;
   }
 
   /** Runs every probe once, off the loop (none while a round is in flight). */
@@ -56,19 +56,19 @@ export class HealthChecks {
 
   /** Counts a result and logs it (a change of state at the default level); returns the state it leads to. */
   judge(result: ProbeResult, now: number): HealthState {
-    const before = this.record.state;
-    const { state, counted } = this.record.record(result, now);
+    const before = this.verdicts.state;
+    const { state, counted } = this.verdicts.record(result, now);
     const { retries } = this.config;
     const { detail } = result;
     if (result.ok) this.logger.info('health-ok', `health check passed (${detail})`, { detail });
     else {
-      const count = counted ? `${this.record.failures} of ${retries}` : 'in the start period, not counted';
+      const count = counted ? `${this.verdicts.failures} of ${retries}` : 'in the start period, not counted';
       // The first failure after a pass makes it not ready: a change of state.
       const failing = state === 'failing' && before === 'healthy';
       const message = `health check failed (${count}): ${detail}${failing ? '; not ready until a check passes' : ''}`;
       this.logger.log(failing ? 'notice' : 'info', 'health-failed', message, {
         detail,
-        failures: this.record.failures,
+        failures: this.verdicts.failures,
       });
     }
     if (state === 'healthy' && before !== 'healthy')
@@ -78,7 +78,7 @@ export class HealthChecks {
         'unhealthy',
         `command is unhealthy: ${retries} health check(s) failed in a row, the last: ${detail}`,
         {
-          failures: this.record.failures,
+          failures: this.verdicts.failures,
           error: detail,
         },
       );

@@ -183,7 +183,7 @@ const FIRST_CHECK_MS = 1000;
  * Docker's own first check would have come (one interval): a healthy app is
  * ready within seconds, a slow one is given what Docker gives it.
  */
-export class HealthRecord {
+export class HealthVerdicts {
   state: HealthState = 'starting';
   failures = 0;
   private startedAt = 0;

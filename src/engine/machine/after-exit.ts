@@ -20,25 +20,19 @@ export function commandExit(
 ): State {
   if (state.phase === 'starting' || state.phase === 'done' || input.run !== state.run.id) return state;
   const { exit } = input;
-  if (exit.errorCode !== undefined) return finish({ phase: 'ending', record: state.record, run: state.run, exit }, out);
-  const { behind } = state.record;
-  const record = behind ? { ...state.record, behind: { ...behind, wrapper: input.wrapper } } : state.record;
-  if (state.phase === 'ending') return finish({ ...state, record, exit }, out);
+  if (exit.errorCode !== undefined) return finish({ phase: 'ending', tally: state.tally, run: state.run, exit }, out);
+  const { behind } = state.tally;
+  const tally = behind ? { ...state.tally, behind: { ...behind, wrapper: input.wrapper } } : state.tally;
+  if (state.phase === 'ending') return finish({ ...state, tally, exit }, out);
   const stopping = state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing';
-  if (stopping) return childGone({ ...state, record, exit }, input.treeGone, facts, out);
+  if (stopping) return childGone({ ...state, tally, exit }, input.treeGone, facts, out);
   if (state.phase !== 'running') return childGone(state, input.treeGone, facts, out);
-  const decision = decideRestart(
-    state.record.restarts,
-    facts.config,
-    exit,
-    facts.now - state.run.startedAt,
-    input.sent,
-  );
+  const decision = decideRestart(state.tally.restarts, facts.config, exit, facts.now - state.run.startedAt, input.sent);
   const restart = planOf(decision.decision, facts);
   if (!restart && decision.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
   const exited: In<'exited'> = {
     phase: 'exited',
-    record: { ...state.record, restarts: decision.state },
+    tally: { ...state.tally, restarts: decision.state },
     run: state.run,
     exit,
     restart,
@@ -90,7 +84,7 @@ export function afterExit(
   // `auto` stays for daemons the command handed its work to: their status becomes gsup's.
   return {
     phase: 'daemons',
-    record: { ...state.record, stayed: facts.config.onExit === 'auto' },
+    tally: { ...state.tally, stayed: facts.config.onExit === 'auto' },
     run: state.run,
     exit,
   };

@@ -13,13 +13,13 @@ const MAX_SWEEPS = 200;
 
 export function swept(state: State, notYet: number, facts: Facts, out: Out): State {
   if (state.phase !== 'ending' || !state.exit) return state;
-  if (notYet > 0 && state.record.sweeps < MAX_SWEEPS) {
+  if (notYet > 0 && state.tally.sweeps < MAX_SWEEPS) {
     out.push({ kind: 'set-timer', name: 'finish', ms: SWEEP_MS });
-    return { ...state, record: { ...state.record, sweeps: state.record.sweeps + 1 } };
+    return { ...state, tally: { ...state.tally, sweeps: state.tally.sweeps + 1 } };
   }
   // Having stayed for daemons, the last one's status; behind a wrapper that died of the stop signal, what it
   // ran; else the command's.
-  const behind = state.record.daemonExit ? undefined : behindWrapper(state.record.behind, state.exit, facts);
+  const behind = state.tally.daemonExit ? undefined : behindWrapper(state.tally.behind, state.exit, facts);
   if (behind) {
     const died = `the command died of ${describeExit(state.exit)}, as a wrapper does when it passes the stop on`;
     log(out, 'info', 'status-behind', `${died}; what it ran exited (${describeExit(behind)}): gsup exits with that`, {
@@ -27,8 +27,8 @@ export function swept(state: State, notYet: number, facts: Facts, out: Out): Sta
       signal: behind.signal,
     });
   }
-  const exit = state.record.daemonExit ?? behind ?? state.exit;
-  return done(state.record, exit, exitCode(state.record, exit, facts), out);
+  const exit = state.tally.daemonExit ?? behind ?? state.exit;
+  return done(state.tally, exit, exitCode(state.tally, exit, facts), out);
 }
 
 /**
@@ -38,30 +38,30 @@ export function swept(state: State, notYet: number, facts: Facts, out: Out): Sta
  * keep coming (a fourth) end gsup at once.
  */
 export function fault(state: State, message: string, facts: Facts, out: Out): State {
-  const record = { ...state.record, faults: state.record.faults + 1 };
+  const tally = { ...state.tally, faults: state.tally.faults + 1 };
   log(out, 'error', 'internal', `internal error: ${message}`);
   const unknown: CommandExit = { code: null, signal: null };
   switch (state.phase) {
     case 'starting':
     case 'done':
-      return done(record, unknown, EXIT_INTERNAL, out);
+      return done(tally, unknown, EXIT_INTERNAL, out);
     case 'running':
     case 'exited':
     case 'daemons':
-      return beginStop({ ...state, record }, newStop('SIGTERM', 'exit', 'gsup'), 'internal error', 0, facts, out);
+      return beginStop({ ...state, tally }, newStop('SIGTERM', 'exit', 'gsup'), 'internal error', 0, facts, out);
     case 'restarting':
-      return finish(ending({ ...state, record }), out);
+      return finish(ending({ ...state, tally }), out);
     case 'stop-delay':
-      return sendStop({ ...state, record }, facts, out);
+      return sendStop({ ...state, tally }, facts, out);
     case 'stopping':
-      return beginKilling({ ...state, record, stop: { ...state.stop, then: 'exit', plan: undefined } }, facts, out);
+      return beginKilling({ ...state, tally, stop: { ...state.stop, then: 'exit', plan: undefined } }, facts, out);
     case 'killing':
       // Keep killing (the next look SIGKILLs what is left); only errors that repeat end it.
-      if (record.faults > 3) return done(record, state.exit ?? unknown, EXIT_INTERNAL, out);
+      if (tally.faults > 3) return done(tally, state.exit ?? unknown, EXIT_INTERNAL, out);
       out.push({ kind: 'look', delayMs: 0 });
-      return { ...state, record };
+      return { ...state, tally };
     case 'ending':
-      if (record.faults > 3 || !state.exit) return done(record, state.exit ?? unknown, EXIT_INTERNAL, out);
-      return finish({ ...state, record }, out);
+      if (tally.faults > 3 || !state.exit) return done(tally, state.exit ?? unknown, EXIT_INTERNAL, out);
+      return finish({ ...state, tally }, out);
   }
 }

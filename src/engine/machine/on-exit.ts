@@ -1,4 +1,4 @@
-import type { TreeSnapshot } from '../tree/tree.js';
+import type { Snapshot } from '../tree/tree.js';
 
 export type OnExitPolicy = 'auto' | 'stop' | 'wait' | 'exit';
 export const ON_EXIT_POLICIES: readonly OnExitPolicy[] = ['auto', 'stop', 'wait', 'exit'];
@@ -14,7 +14,7 @@ export type OnExitAction = 'exit' | 'stop' | 'wait';
 export function onExitAction(
   policy: OnExitPolicy,
   status: number,
-  leftovers: TreeSnapshot['alive'],
+  leftovers: Snapshot['alive'],
   commandPgid: number | undefined,
 ): OnExitAction {
   if (policy === 'exit' || leftovers.length === 0) return 'exit';

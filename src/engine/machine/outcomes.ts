@@ -3,7 +3,7 @@ import { formatDuration } from './format.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { CommandExit } from '../children/spawn.js';
 import type { SignalName } from '../../platform/types.js';
-import type { Behind, Facts, In, LogLevel, Out, Record, RestartPlan, Run, State, StopCause } from './state.js';
+import type { Behind, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from './state.js';
 
 // Decisions shared by the phases: a new run, a restart, and the end.
 
@@ -20,12 +20,12 @@ export function log(
   out.push(fields ? { kind: 'log', level, event, message, fields } : { kind: 'log', level, event, message });
 }
 
-export function spawn(record: Record, facts: Facts, out: Out): State {
+export function spawn(tally: Tally, facts: Facts, out: Out): State {
   const { waitReady, readyTimeout } = facts.config;
-  const run: Run = { id: record.runs + 1, startedAt: facts.now, app: waitReady ? 'waiting' : 'ready' };
+  const run: Run = { id: tally.runs + 1, startedAt: facts.now, app: waitReady ? 'waiting' : 'ready' };
   out.push({ kind: 'spawn', run: run.id });
   if (waitReady && readyTimeout !== undefined) out.push({ kind: 'set-timer', name: 'ready-timeout', ms: readyTimeout });
-  return { phase: 'running', record: { ...record, runs: run.id, behind: undefined }, run };
+  return { phase: 'running', tally: { ...tally, runs: run.id, behind: undefined }, run };
 }
 
 export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | undefined {
@@ -38,12 +38,12 @@ export function planOf(decision: RestartDecision, facts: Facts): RestartPlan | u
   return { delayMs: decision.delayMs, reason: `${decision.reason} (${count})` };
 }
 
-export function ending(state: { record: Record; run: Run; exit: CommandExit | undefined }): In<'ending'> {
-  return { phase: 'ending', record: state.record, run: state.run, exit: state.exit };
+export function ending(state: { tally: Tally; run: Run; exit: CommandExit | undefined }): In<'ending'> {
+  return { phase: 'ending', tally: state.tally, run: state.run, exit: state.exit };
 }
 
 export function enterRestart(
-  state: { record: Record; run: Run; exit: CommandExit },
+  state: { tally: Tally; run: Run; exit: CommandExit },
   restart: RestartPlan,
   out: Out,
 ): State {
@@ -52,7 +52,7 @@ export function enterRestart(
     reason: restart.reason,
   });
   out.push({ kind: 'set-timer', name: 'restart-delay', ms: restart.delayMs });
-  return { phase: 'restarting', record: state.record, run: state.run, exit: state.exit, restart };
+  return { phase: 'restarting', tally: state.tally, run: state.run, exit: state.exit, restart };
 }
 
 /**
@@ -62,13 +62,12 @@ export function enterRestart(
 export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: StopCause, facts: Facts, out: Out): State {
   const why = cause === 'not-ready' ? 'did not say it was ready in time' : 'was unhealthy';
   const lived = facts.now - state.run.startedAt;
-  const decision = restart ? restartAfterUnhealthy(state.record.restarts, facts.config, lived, why) : undefined;
-  const record = decision ? { ...state.record, restarts: decision.state } : state.record;
+  const decision = restart ? restartAfterUnhealthy(state.tally.restarts, facts.config, lived, why) : undefined;
+  const tally = decision ? { ...state.tally, restarts: decision.state } : state.tally;
   const plan = decision && planOf(decision.decision, facts);
-  if (plan)
-    return enterRestart({ record, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
+  if (plan) return enterRestart({ tally, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
   if (decision?.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
-  return finish({ ...state, record: { ...record, unhealthyExit: true } }, out);
+  return finish({ ...state, tally: { ...tally, unhealthyExit: true } }, out);
 }
 
 /** 6. Exit once libuv has reported the command (the check nudges it) and the orphans are reaped. */
@@ -77,21 +76,21 @@ export function finish(state: In<'ending'>, out: Out): State {
   return state;
 }
 
-export function exitCode(record: Record, exit: CommandExit, facts: Facts): number {
-  if (record.faults > 0) return EXIT_INTERNAL;
+export function exitCode(tally: Tally, exit: CommandExit, facts: Facts): number {
+  if (tally.faults > 0) return EXIT_INTERNAL;
   const status = exitStatus(exit, facts.config.successExit, facts.signalNumber);
   // Stopped for failed health checks: an app that exits 0 on SIGTERM has still failed.
-  return record.unhealthyExit && status === 0 ? 1 : status;
+  return tally.unhealthyExit && status === 0 ? 1 : status;
 }
 
-export function done(record: Record, exit: CommandExit, code: number, out: Out): State {
-  out.push({ kind: 'exit', exitCode: code, exit });
-  return { phase: 'done', record, exitCode: code, exit };
+export function done(tally: Tally, exit: CommandExit, code: number, out: Out): State {
+  out.push({ kind: 'end', exitCode: code, exit });
+  return { phase: 'done', tally, exitCode: code, exit };
 }
 
 /** A stop begins: from now on what gsup reaps is summed up (see Behind). */
-export function watchBehind(record: Record, signal: SignalName): Record {
-  return { ...record, behind: { signal, wrapper: false, zero: false, failure: undefined } };
+export function watchBehind(tally: Tally, signal: SignalName): Tally {
+  return { ...tally, behind: { signal, wrapper: false, zero: false, failure: undefined } };
 }
 
 /** Exits gsup reaped during the stop: 0, a death of the stop signal (what the wrapper did too), or a failure. */

@@ -4,7 +4,7 @@ import { firstRestartState, type RestartMode, type RestartState } from './restar
 import type { CommandExit } from '../children/spawn.js';
 import type { Pm2Manager } from '../pm2/claims.js';
 import type { Pm2Route } from '../pm2/route.js';
-import type { TreeSnapshot } from '../tree/tree.js';
+import type { Snapshot } from '../tree/tree.js';
 import type { Ledger, Target } from './ledger.js';
 
 // The machine's values: its state (the phase with its data), what happens to
@@ -76,7 +76,7 @@ export interface Stop {
 }
 
 /** What outlives phases: counts, and the verdicts that shape the exit status. */
-export interface Record {
+export interface Tally {
   readonly runs: number;
   readonly faults: number;
   readonly restarts: RestartState;
@@ -109,7 +109,7 @@ export interface Behind {
 /** A phase of the stop sequence: the command may have exited meanwhile. */
 interface Stopping<P extends string> {
   readonly phase: P;
-  readonly record: Record;
+  readonly tally: Tally;
   readonly run: Run;
   readonly exit: CommandExit | undefined;
   readonly stop: Stop;
@@ -117,19 +117,19 @@ interface Stopping<P extends string> {
 
 /** The phase and its data: what each phase needs, and nothing it may lack. */
 export type State =
-  | { readonly phase: 'starting'; readonly record: Record }
-  | { readonly phase: 'running'; readonly record: Record; readonly run: Run }
+  | { readonly phase: 'starting'; readonly tally: Tally }
+  | { readonly phase: 'running'; readonly tally: Tally; readonly run: Run }
   | {
       readonly phase: 'exited';
-      readonly record: Record;
+      readonly tally: Tally;
       readonly run: Run;
       readonly exit: CommandExit;
       readonly restart: RestartPlan | undefined;
     }
-  | { readonly phase: 'daemons'; readonly record: Record; readonly run: Run; readonly exit: CommandExit }
+  | { readonly phase: 'daemons'; readonly tally: Tally; readonly run: Run; readonly exit: CommandExit }
   | {
       readonly phase: 'restarting';
-      readonly record: Record;
+      readonly tally: Tally;
       readonly run: Run;
       readonly exit: CommandExit;
       readonly restart: RestartPlan;
@@ -137,8 +137,8 @@ export type State =
   | Stopping<'stop-delay'>
   | Stopping<'stopping'>
   | (Stopping<'killing'> & { readonly killStartedAt: number })
-  | { readonly phase: 'ending'; readonly record: Record; readonly run: Run; readonly exit: CommandExit | undefined }
-  | { readonly phase: 'done'; readonly record: Record; readonly exitCode: number; readonly exit: CommandExit };
+  | { readonly phase: 'ending'; readonly tally: Tally; readonly run: Run; readonly exit: CommandExit | undefined }
+  | { readonly phase: 'done'; readonly tally: Tally; readonly exitCode: number; readonly exit: CommandExit };
 
 export type Phase = State['phase'];
 export type In<P extends Phase> = Extract<State, { phase: P }>;
@@ -193,7 +193,7 @@ export type Input =
   | { kind: 'reaped'; exits: readonly CommandExit[] }
   | { kind: 'child-gone'; treeGone: boolean }
   /** A look at the tree; with the route of a stop round when one is due (stopRoundSignal, queries.ts). */
-  | { kind: 'looked'; look: TreeSnapshot; commandPgid: number | undefined; route: Route | undefined }
+  | { kind: 'looked'; snapshot: Snapshot; commandPgid: number | undefined; route: Route | undefined }
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; unhealthy: boolean }
   /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
@@ -218,11 +218,11 @@ export type Effect =
   /** A stop begins: its summary counts from now on. */
   | { kind: 'begin-stop' }
   /** A look during the stop delay: who is there, for the summary. */
-  | { kind: 'count-seen'; look: TreeSnapshot }
+  | { kind: 'count-seen'; snapshot: Snapshot }
   /** On this look: the stop signal to `targets` (the roots not reached yet), `pm2 kill` to `pm2Kill`, `again`. */
   | {
       kind: 'stop-round';
-      look: TreeSnapshot;
+      snapshot: Snapshot;
       route: Route;
       signal: SignalName;
       targets: Target[];
@@ -232,19 +232,19 @@ export type Effect =
     }
   /** SIGKILL for the command's group (while the command is unreaped), then for everything of each look. */
   | { kind: 'kill-command-group' }
-  | { kind: 'kill-round'; look: TreeSnapshot }
+  | { kind: 'kill-round'; snapshot: Snapshot }
   /** SIGKILL did not end these (uninterruptible sleep): name them and give up. */
   | { kind: 'give-up-killing'; alive: ProcessInfo[] }
   /** The stop's one summary line. */
   | { kind: 'end-stop' }
   /** The last reap before the exit: zombies whose threads are still exiting are waited for. */
   | { kind: 'sweep' }
-  | { kind: 'exit'; exitCode: number; exit: CommandExit };
+  | { kind: 'end'; exitCode: number; exit: CommandExit };
 
 export type Out = Effect[];
 
 export function initialState(): State {
-  const record: Record = {
+  const tally: Tally = {
     runs: 0,
     faults: 0,
     restarts: firstRestartState(),
@@ -254,5 +254,5 @@ export function initialState(): State {
     behind: undefined,
     sweeps: 0,
   };
-  return { phase: 'starting', record };
+  return { phase: 'starting', tally };
 }

@@ -54,11 +54,11 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
 }
 
 function start(state: In<'starting'>, stopFirst: SignalName | undefined, facts: Facts, out: Out): State {
-  if (!stopFirst) return spawn(state.record, facts, out);
+  if (!stopFirst) return spawn(state.tally, facts, out);
   log(out, 'notice', 'stop', `${stopFirst} received before the command started: not starting it`, {
     signal: stopFirst,
   });
-  return done(state.record, { code: null, signal: stopFirst }, 128 + facts.signalNumber(stopFirst), out);
+  return done(state.tally, { code: null, signal: stopFirst }, 128 + facts.signalNumber(stopFirst), out);
 }
 
 // ── the tree, children, timers, health ────────────────────────────────────
@@ -69,14 +69,14 @@ function start(state: In<'starting'>, stopFirst: SignalName | undefined, facts: 
  */
 function reaped(state: State, exits: readonly CommandExit[], facts: Facts): State {
   if (exits.length === 0) return state;
-  let { record } = state;
-  if (record.stayed) record = { ...record, daemonExit: exits[exits.length - 1] };
-  if (record.behind) record = { ...record, behind: sumBehind(record.behind, exits, facts) };
-  return record === state.record ? state : { ...state, record };
+  let { tally } = state;
+  if (tally.stayed) tally = { ...tally, daemonExit: exits[exits.length - 1] };
+  if (tally.behind) tally = { ...tally, behind: sumBehind(tally.behind, exits, facts) };
+  return tally === state.tally ? state : { ...state, tally };
 }
 
 function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: Facts, out: Out): State {
-  const { look } = input;
+  const { snapshot: look } = input;
   const gone = look.alive.length === 0;
   switch (state.phase) {
     case 'exited':
@@ -84,7 +84,7 @@ function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: 
     case 'stop-delay':
       // A stop delay ends too when the tree goes away by itself: nothing is left to wait for.
       if (gone) return endStop(state, facts, out);
-      out.push({ kind: 'count-seen', look });
+      out.push({ kind: 'count-seen', snapshot: look });
       return state;
     case 'stopping':
       // 3. Each look while stopping: the stop signal to every root not reached yet, until nothing is left.
@@ -95,7 +95,7 @@ function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: 
         out.push({ kind: 'give-up-killing', alive: look.alive });
         return endStop(state, facts, out);
       }
-      out.push({ kind: 'kill-round', look }, { kind: 'look', delayMs: 1 });
+      out.push({ kind: 'kill-round', snapshot: look }, { kind: 'look', delayMs: 1 });
       return state;
     case 'daemons':
       if (gone) return finish(ending(state), out);
@@ -109,11 +109,11 @@ function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: 
 /** A stop round on the route the shell planned: the ledger says who has had the stop signal; none gets it twice. */
 function stopRoundOn(state: In<'stopping'>, input: Extract<Input, { kind: 'looked' }>, out: Out): State {
   const { stop } = state;
-  const { look, route } = input;
+  const { snapshot: look, route } = input;
   if (route) {
     const round = stopRound(stop.ledger, route, look.alive, stop.again, state.exit !== undefined);
     const { fresh: targets, pm2Kill, again } = round;
-    out.push({ kind: 'stop-round', look, route, signal: stop.signal, targets, pm2Kill, again });
+    out.push({ kind: 'stop-round', snapshot: look, route, signal: stop.signal, targets, pm2Kill, again });
     state = { ...state, stop: { ...stop, ledger: round.ledger, again: undefined } };
   }
   out.push({ kind: 'look', delayMs: STOP_POLL_MS });
@@ -136,7 +136,7 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       return killing;
     }
     case 'restart-delay':
-      return state.phase === 'restarting' ? spawn(state.record, facts, out) : state;
+      return state.phase === 'restarting' ? spawn(state.tally, facts, out) : state;
     case 'finish':
       return state.phase === 'ending' ? finish(state, out) : state;
     case 'health':

@@ -58,7 +58,7 @@ function killSignal(state: State, reason: string, facts: Facts, out: Out): State
       // A look first: the summary names what the SIGKILL rounds of each look then kill.
       out.push({ kind: 'look', delayMs: 0 });
       const stop = newStop('SIGKILL', 'exit', 'signal');
-      return { phase: 'killing', record: state.record, run: state.run, exit, stop, killStartedAt: facts.now };
+      return { phase: 'killing', tally: state.tally, run: state.run, exit, stop, killStartedAt: facts.now };
     }
     case 'stop-delay':
     case 'stopping': {
@@ -110,11 +110,11 @@ export function beginStop(
     stopDelayMs: delayMs,
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
-  const record = watchBehind(state.record, signal);
-  if (delayMs <= 0) return sendStop({ phase: 'stopping', record, run: state.run, exit, stop }, facts, out);
+  const tally = watchBehind(state.tally, signal);
+  if (delayMs <= 0) return sendStop({ phase: 'stopping', tally, run: state.run, exit, stop }, facts, out);
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
-  return { phase: 'stop-delay', record, run: state.run, exit, stop };
+  return { phase: 'stop-delay', tally, run: state.run, exit, stop };
 }
 
 /** 3. While stopping, each look is a round of the stop signal (see stopRound, ledger.ts): the shell plans its route. */

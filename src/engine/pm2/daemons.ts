@@ -6,7 +6,7 @@ import { godTitleHome, isPm2Runtime, type Pm2Manager } from './claims.js';
 import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
 import { restrictTargets, type Target } from '../tree/targets.js';
-import type { ProcessTree, TreeSnapshot } from '../tree/tree.js';
+import type { ProcessTree, Snapshot } from '../tree/tree.js';
 import type { Pm2Route } from './route.js';
 
 export type { Pm2Manager } from './claims.js';
@@ -49,7 +49,7 @@ export class Pm2Supervision {
     this.cli = resolvePm2Cli(command, env, cwd);
   }
 
-  noteClis(snapshot: TreeSnapshot): void {
+  noteClis(snapshot: Snapshot): void {
     this.proof.noteClis(snapshot, (info) => this.tree.lines.of(info)); // read ahead, off the loop
   }
 
@@ -68,7 +68,7 @@ export class Pm2Supervision {
    * without the subreaper, named by `$PM2_HOME/pm2.pid` and started while a
    * pm2 CLI of the tree lived.
    */
-  async find(snapshot: TreeSnapshot): Promise<Pm2Manager[]> {
+  async find(snapshot: Snapshot): Promise<Pm2Manager[]> {
     const found = new Map<number, Pm2Manager>();
     const seen = new Set<string>();
     for (const info of snapshot.alive) {
@@ -128,7 +128,7 @@ export class Pm2Supervision {
   }
 
   /** Without the subreaper: the God daemon `$PM2_HOME/pm2.pid` names, when it is the tree's though no member. */
-  private async fromPidFile(snapshot: TreeSnapshot, found: ReadonlyMap<number, unknown>): Promise<Pm2Manager | void> {
+  private async fromPidFile(snapshot: Snapshot, found: ReadonlyMap<number, unknown>): Promise<Pm2Manager | void> {
     const pid = this.proof.pidFromFile();
     if (pid === undefined || found.has(pid)) return undefined;
     const member = snapshot.alive.find((info) => info.pid === pid);
@@ -156,13 +156,7 @@ export class Pm2Supervision {
    * the manager alone gets the signal, except that a stop of a God daemon is
    * `pm2 kill` (apps in parallel, each once, none restarted).
    */
-  route(
-    targets: Target[],
-    snapshot: TreeSnapshot,
-    managers: Pm2Manager[],
-    signal: SignalName,
-    stop: boolean,
-  ): Pm2Route {
+  route(targets: Target[], snapshot: Snapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
     if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
     // Each manager with everything below it: those are pm2's to signal.
     const managed = new Set<number>();

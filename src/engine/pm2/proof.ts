@@ -5,7 +5,7 @@ import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.j
 import { readSmallRegularFile } from '../../platform/small-file.js';
 import { isPm2Cli } from './claims.js';
 import { processKey } from '../tree/targets.js';
-import type { TreeSnapshot } from '../tree/tree.js';
+import type { Snapshot } from '../tree/tree.js';
 
 // A pid file larger than this is no pm2 pid file.
 const PID_FILE_MAX = 64;
@@ -89,7 +89,7 @@ export class GodProof {
     return this.clis.size > 0;
   }
 
-  noteClis(snapshot: TreeSnapshot, lineOf: (info: ProcessInfo) => string | undefined): void {
+  noteClis(snapshot: Snapshot, lineOf: (info: ProcessInfo) => string | undefined): void {
     if (snapshot.left.length > 0) {
       const now = this.platform.startTimeNow();
       const left = new Set(snapshot.left);

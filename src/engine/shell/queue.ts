@@ -2,15 +2,15 @@ import type { SignalName } from '../../platform/index.js';
 import type { ProbeResult } from '../health/probes.js';
 import type { TimerName } from '../machine/step.js';
 import type { CommandExit } from '../children/spawn.js';
-import type { TreeSnapshot } from '../tree/tree.js';
+import type { Snapshot } from '../tree/tree.js';
 
 /** Everything that can happen to a supervision, as values: the loop handles one at a time. */
 export type EngineEvent =
   | { kind: 'signal'; signal: SignalName } // gsup received it (before rewriting)
   | { kind: 'stop'; signal: SignalName; reason: string } // the library asked for a stop
-  | { kind: 'exit'; run: number; exit: CommandExit } // the command of run N ended
+  | { kind: 'command-exit'; run: number; exit: CommandExit } // the command of run N ended
   | { kind: 'child' } // SIGCHLD: reap, look again
-  | { kind: 'tree'; snapshot: TreeSnapshot } // a look at the tree finished
+  | { kind: 'looked'; snapshot: Snapshot } // a look at the tree finished
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; result: ProbeResult } // the health probes of run N answered
   | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string } // --wait-ready: the app of run N said

@@ -27,7 +27,7 @@ export class StatusBoard {
   /** After each step: readiness, restarts, whether the command runs. */
   observe(state: State, health: HealthState | undefined, commandUp: boolean): void {
     this.readiness = readiness(state, health);
-    this.restarts = Math.max(0, state.record.runs - 1);
+    this.restarts = Math.max(0, state.tally.runs - 1);
     this.commandUp = commandUp;
   }
 

@@ -86,7 +86,7 @@ class Supervisor implements Shell {
     this.intake = new SignalIntake(config.rewrite, config.target, this.logger);
     const urgent = (event: EngineEvent) =>
       event.kind === 'stop' ||
-      event.kind === 'exit' ||
+      event.kind === 'command-exit' ||
       event.kind === 'fault' ||
       (event.kind === 'signal' && this.intake.isStop(event.signal));
     this.queue = new EventQueue(urgent, () => void this.loop.run());
@@ -193,8 +193,8 @@ class Supervisor implements Shell {
   startRun(id: number): void {
     const run = this.parts.spawnRun(id, this.args, this.terminal);
     this.run = run;
-    if (run.pid !== undefined) (this.parts.children.spawnedByNode.add(run.pid), this.parts.tree.setCommand(run.pid));
-    run.spawned.exited.then((exit) => this.queue.push({ kind: 'exit', run: run.id, exit }));
+    if (run.pid !== undefined) (this.parts.children.nodeChildren.add(run.pid), this.parts.tree.setCommand(run.pid));
+    run.spawned.exited.then((exit) => this.queue.push({ kind: 'command-exit', run: run.id, exit }));
     if (run.pid !== undefined) this.health?.started();
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, {
       pid: run.pid,

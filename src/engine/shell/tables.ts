@@ -13,7 +13,7 @@ import { leftoversAwaited, treeQuiet } from '../machine/state.js';
 import type { Effect, Input, State } from '../machine/step.js';
 import { stopRoundSignal } from '../machine/stop-sequence.js';
 import { runsPm2Cli, type Pm2Manager } from '../pm2/daemons.js';
-import { logTreeChanges, type TreeSnapshot } from '../tree/tree.js';
+import { logTreeChanges, type Snapshot } from '../tree/tree.js';
 import { messageOf } from './event-loop.js';
 import type { SignalIntake } from './intake.js';
 import type { LostChildWatch } from './lost-child.js';
@@ -72,7 +72,7 @@ export function effectTable(shell: Shell): Table<Effect, void> {
     shell.health?.carryOut(effect);
   return {
     spawn: (effect) => shell.startRun(effect.run),
-    look: (effect) => parts.scans.request(effect.delayMs),
+    look: (effect) => parts.looks.take(effect.delayMs),
     'set-timer': (effect) => timers.set(effect.name, effect.ms),
     'ensure-timer': (effect) => timers.ensure(effect.name, effect.ms),
     'clear-timer': (effect) => timers.clear(effect.name),
@@ -81,12 +81,12 @@ export function effectTable(shell: Shell): Table<Effect, void> {
     probe: health,
     'schedule-probe': health,
     'begin-stop': () => parts.stops.begin(Date.now()),
-    'count-seen': (effect) => parts.stops.saw(effect.look),
+    'count-seen': (effect) => parts.stops.saw(effect.snapshot),
     'stop-round': (effect) => {
       for (const signal of parts.stops.round(effect, shell.run)) options.status?.countForward(signal);
     },
-    'kill-command-group': () => parts.stops.killCommandGroup(shell.run, parts.scans.latest),
-    'kill-round': (effect) => parts.stops.killRound(effect.look, shell.ownPgid),
+    'kill-command-group': () => parts.stops.killCommandGroup(shell.run, parts.looks.last),
+    'kill-round': (effect) => parts.stops.killRound(effect.snapshot, shell.ownPgid),
     'give-up-killing': (effect) => parts.stops.giveUp(effect.alive),
     'end-stop': () => {
       const took = parts.stops.end(Date.now()); // outside `?.(…)`: it runs with no board too
@@ -97,7 +97,7 @@ export function effectTable(shell: Shell): Table<Effect, void> {
       shell.apply({ kind: 'reaped', exits: reaped });
       shell.apply({ kind: 'swept', notYet });
     },
-    exit: (effect) => shell.end(effect.exitCode, effect.exit),
+    end: (effect) => shell.end(effect.exitCode, effect.exit),
   };
 }
 
@@ -109,11 +109,11 @@ export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void
   return {
     signal: (event) => signalled(shell, event.signal),
     stop: (event) => shell.apply({ kind: 'stop-signal', signal: event.signal, reason: event.reason }),
-    exit: (event) => exited(shell, event.run, event.exit),
+    'command-exit': (event) => exited(shell, event.run, event.exit),
     child: () => {
       if (!reap(shell)) shell.apply({ kind: 'child-gone', treeGone: treeGone(shell) });
     },
-    tree: (event) => looked(shell, event.snapshot),
+    looked: (event) => looked(shell, event.snapshot),
     timer: (event) =>
       event.name === 'check'
         ? shell.lostChild.check(shell.run, shell.state, () => reap(shell))
@@ -144,7 +144,7 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   const { run, parts, logger, options } = shell;
   if (runId !== run.id) return;
   run.exit = exit;
-  if (run.pid !== undefined) parts.children.spawnedByNode.delete(run.pid);
+  if (run.pid !== undefined) parts.children.nodeChildren.delete(run.pid);
   if (options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
   // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
   const command = parts.tree.commandInfo;
@@ -162,7 +162,7 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
 }
 
 /** A look at the tree: what waited for it goes out, and the machine decides on it (with a stop round's route). */
-async function looked(shell: Shell, snapshot: TreeSnapshot): Promise<void> {
+async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
   const { parts, logger, platform } = shell;
   // Read at start-up; a look before that read is answered (`ps` elsewhere) waits for it.
   if (shell.ownPgid === -1) shell.ownPgid = (await platform.processInfo(process.pid))?.pgid ?? -1;
@@ -173,7 +173,7 @@ async function looked(shell: Shell, snapshot: TreeSnapshot): Promise<void> {
     shell.managers = await parts.pm2.find(snapshot);
     // A God daemon that `pm2 start` left may be known by its pid file alone (no subreaper): look again with it.
     if (shell.managers.some((manager) => !snapshot.alive.some((info) => info.pid === manager.info.pid)))
-      return parts.scans.request();
+      return parts.looks.take();
   }
   const facts = forwardFacts(shell);
   parts.forwarder.deliverPending(snapshot, facts);
@@ -182,7 +182,7 @@ async function looked(shell: Shell, snapshot: TreeSnapshot): Promise<void> {
   const route =
     signal === undefined ? undefined : { ...parts.forwarder.plan(snapshot, signal, true, facts), commandPid: run.pid };
   const commandPgid = run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid;
-  shell.apply({ kind: 'looked', look: snapshot, commandPgid, route });
+  shell.apply({ kind: 'looked', snapshot: snapshot, commandPgid, route });
 }
 
 /** Reaps a batch (its statuses to the machine); true when more wait (another `child` event is queued for them). */
@@ -201,6 +201,6 @@ function treeGone(shell: Shell): boolean {
 /** What a forward needs of the supervisor, as it is now. */
 function forwardFacts(shell: Shell): ForwardFacts {
   const { run, managers, ownPgid } = shell;
-  const { helpers, reaping, spawnedByNode } = shell.parts.children;
-  return { run, managers, ownPgid, helpers, reaping, nodeChildren: spawnedByNode };
+  const { helpers, reaping, nodeChildren } = shell.parts.children;
+  return { run, managers, ownPgid, helpers, reaping, nodeChildren };
 }

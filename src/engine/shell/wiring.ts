@@ -13,7 +13,7 @@ import type { EngineEvent } from './queue.js';
 import { ReadyListeners } from '../health/ready-listeners.js';
 import { Relayers } from '../delivery/relayers.js';
 import { spawnRun as spawnCommand } from '../children/run.js';
-import { ScanScheduler } from '../tree/looks.js';
+import { Looks } from '../tree/looks.js';
 import type { CommandExit } from '../children/spawn.js';
 import { StopRounds } from '../delivery/stop-rounds.js';
 import { ProcessTree } from '../tree/tree.js';
@@ -36,23 +36,23 @@ export function wire(
   const fault = (error: unknown) => push({ kind: 'fault', error });
   const deaths = new Deaths(platform, logger, options.status);
   // An orphan gsup reaped is gone: its name as the last look saw it.
-  const nameOf = (pid: number) => scans.latest?.alive.find((info) => info.pid === pid)?.name ?? '';
+  const nameOf = (pid: number) => looks.last?.alive.find((info) => info.pid === pid)?.name ?? '';
   const sigkilled = (pid: number, exit: CommandExit) =>
     exit.signal === 'SIGKILL' && deaths.sigkilled(pid, nameOf(pid), false);
   const children = new Children(platform, logger, sigkilled);
   const provenance = new Provenance(platform);
   // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
-  const origin = { provenance, nodeChildren: children.spawnedByNode, strict: process.pid === 1 };
+  const origin = { provenance, nodeChildren: children.nodeChildren, strict: process.pid === 1 };
   // -v names who joins the tree: their command lines are read in the looks too.
   const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'));
   const lines = tree.lines;
-  const scans = new ScanScheduler(tree, (snapshot) => push({ kind: 'tree', snapshot }), fault, abort);
+  const looks = new Looks(tree, (snapshot) => push({ kind: 'looked', snapshot }), fault, abort);
   // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.
-  if (options.status) options.status.lookAtTree = () => !abort.aborted && (scans.request(), true);
+  if (options.status) options.status.lookAtTree = () => !abort.aborted && (looks.take(), true);
   const reaping = () => children.reaping;
   const pm2Env = provenance.env(env, 'pm2');
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
-  const forwarder = new Forwarder(platform, logger, config.target, pm2, scans, tree, options.suspendSelf);
+  const forwarder = new Forwarder(platform, logger, config.target, pm2, looks, tree, options.suspendSelf);
   const killing = () => deaths.gsupKills();
   const stops = new StopRounds(platform, logger, new Relayers(lines), children, pm2, lines, killing);
   // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
@@ -60,8 +60,8 @@ export function wire(
     platform,
     cwd,
     env: provenance.env(env, 'health'),
-    spawned: (pid: number) => (children.spawnedByNode.add(pid), tree.ignoreProbe(pid)),
-    reaped: (pid: number) => (children.spawnedByNode.delete(pid), tree.probeReaped(pid)),
+    spawned: (pid: number) => (children.nodeChildren.add(pid), tree.ignoreProbe(pid)),
+    reaped: (pid: number) => (children.nodeChildren.delete(pid), tree.probeReaped(pid)),
   };
   const health =
     config.health &&
@@ -80,7 +80,7 @@ export function wire(
     void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));
     return run;
   };
-  return { tree, lines, scans, children, pm2, forwarder, stops, health, trim, ready, spawnRun, deaths };
+  return { tree, lines, looks, children, pm2, forwarder, stops, health, trim, ready, spawnRun, deaths };
 }
 
 export type Parts = ReturnType<typeof wire>;

@@ -1,4 +1,4 @@
-import type { ProcessTree, TreeSnapshot } from './tree.js';
+import type { ProcessTree, Snapshot } from './tree.js';
 
 /**
  * Looks at the tree on request, never two looks at once, and never sooner
@@ -6,7 +6,7 @@ import type { ProcessTree, TreeSnapshot } from './tree.js';
  * its own exit must not call the next). Requests made meanwhile merge into
  * one; each finished look is handed to `done` (as a `tree` event).
  */
-export class ScanScheduler {
+export class Looks {
   private running = false;
   private timer?: NodeJS.Timeout;
   private immediate?: NodeJS.Immediate;
@@ -15,11 +15,11 @@ export class ScanScheduler {
   private lastCost = 0;
   /** When the newest snapshot was taken, and the snapshot. */
   takenAt = -Infinity;
-  latest?: TreeSnapshot;
+  last?: Snapshot;
 
   constructor(
     private readonly tree: ProcessTree,
-    private readonly done: (snapshot: TreeSnapshot) => void,
+    private readonly done: (snapshot: Snapshot) => void,
     private readonly fail: (error: unknown) => void,
     private readonly abort: AbortSignal,
   ) {
@@ -27,7 +27,7 @@ export class ScanScheduler {
   }
 
   /** A look within `delayMs` (0: as soon as allowed). */
-  request(delayMs = 0): void {
+  take(delayMs = 0): void {
     if (this.abort.aborted) return;
     const at = Math.max(performance.now() + delayMs, this.lastEnd + 2 * this.lastCost);
     if (this.running) {
@@ -61,18 +61,18 @@ export class ScanScheduler {
     this.dueAt = Infinity;
     this.running = true;
     const started = performance.now();
-    this.tree.scan().then(
+    this.tree.look().then(
       (snapshot) => {
         this.running = false;
         this.lastEnd = performance.now();
         this.lastCost = this.lastEnd - started;
         this.takenAt = started;
-        this.latest = snapshot;
+        this.last = snapshot;
         if (this.abort.aborted) return;
         if (this.dueAt !== Infinity) {
           const at = this.dueAt;
           this.dueAt = Infinity;
-          this.request(Math.max(0, at - performance.now()));
+          this.take(Math.max(0, at - performance.now()));
         }
         this.done(snapshot);
       },

@@ -1,6 +1,6 @@
 import type { ProcessInfo } from '../../platform/index.js';
 import { membersOf, type Target } from '../machine/ledger.js';
-import type { TreeSnapshot } from './tree.js';
+import type { Snapshot } from './tree.js';
 
 // Who gets a signal: pure functions of a snapshot, no process touched. (What a target is, and who has had the
 // stop signal, is the machine's: machine/ledger.ts.)
@@ -15,7 +15,7 @@ export const TARGET_MODES: readonly TargetMode[] = ['group', 'child', 'tree'];
  * as one target when every process in it is ours (never gsup's own group),
  * else its members one by one. The way a terminal delivers Ctrl+C to a job.
  */
-export function units(snapshot: TreeSnapshot, ownPgid: number): Target[] {
+export function units(snapshot: Snapshot, ownPgid: number): Target[] {
   const memberPids = new Set(snapshot.members.map((info) => info.pid));
   const byGroup = new Map<number, ProcessInfo[]>();
   for (const info of snapshot.alive) {
@@ -43,7 +43,7 @@ export function units(snapshot: TreeSnapshot, ownPgid: number): Target[] {
  * gsup's group, so it is a unit of its own, and the processes it started are
  * not roots while it lives.
  */
-export function roots(snapshot: TreeSnapshot, mode: TargetMode, ownPgid: number): Target[] {
+export function roots(snapshot: Snapshot, mode: TargetMode, ownPgid: number): Target[] {
   if (mode === 'tree') return snapshot.alive.map((process): Target => ({ kind: 'process', process }));
   const all = units(snapshot, ownPgid);
   const unitOf = new Map<number, Target>();

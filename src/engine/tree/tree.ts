@@ -8,7 +8,7 @@ import { CommandLines } from './command-lines.js';
 const FORGET_PROBES_AFTER = 60_000;
 
 /** What one look at the system found of gsup's tree. */
-export interface TreeSnapshot {
+export interface Snapshot {
   /** Every member of the tree (zombies included), gsup itself excluded. */
   members: ProcessInfo[];
   /** The members that are alive (not zombies). */
@@ -145,16 +145,16 @@ export class ProcessTree {
   }
 
   /** One look at a time: each updates what is known, in order. */
-  scan(): Promise<TreeSnapshot> {
+  look(): Promise<Snapshot> {
     const next = this.last.then(
-      () => this.look(),
-      () => this.look(),
+      () => this.lookNow(),
+      () => this.lookNow(),
     );
     this.last = next;
     return next;
   }
 
-  private async look(): Promise<TreeSnapshot> {
+  private async lookNow(): Promise<Snapshot> {
     const all = await this.platform.listProcesses();
     const byPid = new Map<number, ProcessInfo>();
     const children = new Map<number, ProcessInfo[]>();
@@ -255,7 +255,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 }
 
 /** At -v: who joined and who left the tree since the last look. */
-export function logTreeChanges(logger: Logger, tree: ProcessTree, snapshot: TreeSnapshot): void {
+export function logTreeChanges(logger: Logger, tree: ProcessTree, snapshot: Snapshot): void {
   for (const info of snapshot.joined) {
     const fields = { pid: info.pid, ppid: info.ppid, pgid: info.pgid };
     logger.info('tree-join', `pid ${info.pid} joined the tree (${tree.lines.describe(info)})`, fields);

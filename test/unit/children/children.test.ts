@@ -55,7 +55,7 @@ describe('Children', () => {
     children.spawnHelper(() => 900);
     children.spawnHelper(() => undefined); // not started: nothing to keep
     expect([...children.helpers]).toEqual([900]);
-    expect([...children.spawnedByNode]).toEqual([900]);
+    expect([...children.nodeChildren]).toEqual([900]);
     children.reap();
     expect(keeps.at(-1)?.has(900)).toBe(true);
     children.helperExited(900);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HealthRecord, probeAll, type HealthConfig, type ProbeContext } from '../../../src/engine/health/probes.js';
+import { HealthVerdicts, probeAll, type HealthConfig, type ProbeContext } from '../../../src/engine/health/probes.js';
 import { currentPlatform } from '../../../src/platform/index.js';
 import { linuxPlatform } from '../../../src/platform/linux.js';
 import { waitFor } from '../../helpers/proc.js';
@@ -18,9 +18,9 @@ const config: HealthConfig = {
 const ok = { ok: true, detail: 'exit 0' };
 const failed = { ok: false, detail: 'exit 1' };
 
-describe('HealthRecord (Docker’s rules)', () => {
+describe('HealthVerdicts (Docker’s rules)', () => {
   it('retries failures in a row make it unhealthy; a success in between resets the count', () => {
-    const record = new HealthRecord({ ...config, startPeriodMs: 0 });
+    const record = new HealthVerdicts({ ...config, startPeriodMs: 0 });
     record.reset(0);
     expect(record.record(failed, 30_001)).toEqual({ state: 'starting', counted: true });
     expect(record.record(failed, 30_002).state).toBe('starting');
@@ -31,7 +31,7 @@ describe('HealthRecord (Docker’s rules)', () => {
   });
 
   it('failing: one failure after a pass (not ready), healthy again at the next pass', () => {
-    const record = new HealthRecord(config);
+    const record = new HealthVerdicts(config);
     record.reset(0);
     expect(record.record(ok, 1000).state).toBe('healthy');
     expect(record.record(failed, 31_000)).toEqual({ state: 'failing', counted: true });
@@ -40,7 +40,7 @@ describe('HealthRecord (Docker’s rules)', () => {
   });
 
   it('failures in the start period do not count; after it they do', () => {
-    const record = new HealthRecord({ ...config, startPeriodMs: 40_000 });
+    const record = new HealthVerdicts({ ...config, startPeriodMs: 40_000 });
     record.reset(1000);
     for (let at = 1000; at < 41_000; at += 5000) {
       expect(record.record(failed, at)).toEqual({ state: 'starting', counted: false });
@@ -49,7 +49,7 @@ describe('HealthRecord (Docker’s rules)', () => {
   });
 
   it('no start period: failures count only from one interval on (when Docker’s first check comes)', () => {
-    const record = new HealthRecord({ ...config, startPeriodMs: 0 });
+    const record = new HealthVerdicts({ ...config, startPeriodMs: 0 });
     record.reset(0);
     expect(record.record(failed, 1000)).toEqual({ state: 'starting', counted: false });
     expect(record.record(failed, 29_999)).toEqual({ state: 'starting', counted: false });
@@ -57,7 +57,7 @@ describe('HealthRecord (Docker’s rules)', () => {
   });
 
   it('the schedule: the first check within a second, then the start interval until a pass (or one interval), then the interval', () => {
-    const record = new HealthRecord({ ...config, startPeriodMs: 0 });
+    const record = new HealthVerdicts({ ...config, startPeriodMs: 0 });
     record.reset(0);
     expect(record.nextIntervalMs(0)).toBe(1000);
     record.record(failed, 1000);
@@ -68,23 +68,23 @@ describe('HealthRecord (Docker’s rules)', () => {
     record.record(ok, 101_000);
     expect(record.nextIntervalMs(101_000)).toBe(30_000);
     // Never later than the interval or the start interval allow.
-    const quick = new HealthRecord({ ...config, intervalMs: 100, startIntervalMs: 5000 });
+    const quick = new HealthVerdicts({ ...config, intervalMs: 100, startIntervalMs: 5000 });
     quick.reset(0);
     expect(quick.nextIntervalMs(0)).toBe(100);
-    const starting = new HealthRecord({ ...config, startIntervalMs: 200 });
+    const starting = new HealthVerdicts({ ...config, startIntervalMs: 200 });
     starting.reset(0);
     expect(starting.nextIntervalMs(0)).toBe(200);
   });
 
   it('a success ends the start period at once', () => {
-    const record = new HealthRecord({ ...config, retries: 1 });
+    const record = new HealthVerdicts({ ...config, retries: 1 });
     record.reset(0);
     record.record(ok, 100);
     expect(record.record(failed, 200).state).toBe('unhealthy');
   });
 
   it('a new run starts the start period again', () => {
-    const record = new HealthRecord({ ...config, retries: 1 });
+    const record = new HealthVerdicts({ ...config, retries: 1 });
     record.reset(0);
     record.record(ok, 100);
     record.reset(20_000);

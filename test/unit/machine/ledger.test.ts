@@ -196,7 +196,7 @@ describe('the ledger in the machine: every process gets the stop signal once, wh
   it.each(sequences)('$name', ({ inputs, sentOnce, again = [] }) => {
     const running: State = {
       phase: 'running',
-      record: initialState().record,
+      tally: initialState().tally,
       run: { id: 1, startedAt: 0, app: 'ready' },
     };
     let state = step(running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts()).state;
@@ -217,7 +217,7 @@ describe('the ledger in the machine: every process gets the stop signal once, wh
   it('every phase: only a stop round sends the stop signal, and only while stopping', () => {
     const running: State = {
       phase: 'running',
-      record: initialState().record,
+      tally: initialState().tally,
       run: { id: 1, startedAt: 0, app: 'ready' },
     };
     const stopping = step(running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'x' }, facts()).state;

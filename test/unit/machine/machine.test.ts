@@ -20,7 +20,7 @@ import type { ProcessInfo } from '../../../src/platform/index.js';
 
 const facts = factsWith();
 
-const record = initialState().record;
+const tally = initialState().tally;
 const run = { id: 1, startedAt: 0, app: 'ready' } as const;
 const exit0 = { code: 0, signal: null };
 const stop = (overrides: Partial<Stop> = {}): Stop => ({
@@ -46,21 +46,21 @@ const info = (pid: number, pgid: number): ProcessInfo => ({
 /** One state of every phase, with the data it needs. */
 const PHASES: { [P in Phase]: State } = {
   starting: initialState(),
-  running: { phase: 'running', record: { ...record, runs: 1 }, run },
-  exited: { phase: 'exited', record, run, exit: exit0, restart: undefined },
-  daemons: { phase: 'daemons', record: { ...record, stayed: true }, run, exit: exit0 },
+  running: { phase: 'running', tally: { ...tally, runs: 1 }, run },
+  exited: { phase: 'exited', tally, run, exit: exit0, restart: undefined },
+  daemons: { phase: 'daemons', tally: { ...tally, stayed: true }, run, exit: exit0 },
   restarting: {
     phase: 'restarting',
-    record,
+    tally,
     run,
     exit: { code: 1, signal: null },
     restart: { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' },
   },
-  'stop-delay': { phase: 'stop-delay', record, run, exit: undefined, stop: stop() },
-  stopping: { phase: 'stopping', record, run, exit: undefined, stop: stop() },
-  killing: { phase: 'killing', record, run, exit: undefined, stop: stop(), killStartedAt: 99_000 },
-  ending: { phase: 'ending', record, run, exit: exit0 },
-  done: { phase: 'done', record, exitCode: 0, exit: exit0 },
+  'stop-delay': { phase: 'stop-delay', tally, run, exit: undefined, stop: stop() },
+  stopping: { phase: 'stopping', tally, run, exit: undefined, stop: stop() },
+  killing: { phase: 'killing', tally, run, exit: undefined, stop: stop(), killStartedAt: 99_000 },
+  ending: { phase: 'ending', tally, run, exit: exit0 },
+  done: { phase: 'done', tally, exitCode: 0, exit: exit0 },
 };
 
 const INPUTS: Input[] = [
@@ -98,7 +98,7 @@ describe('step: every phase × every input', () => {
         const { state: next, effects } = step(state, input, facts());
         expect(JSON.stringify(state)).toBe(before); // pure: the old state is untouched
         // The end is said once, as an effect, exactly when the phase becomes done.
-        expect(kinds(effects).filter((kind) => kind === 'exit')).toHaveLength(
+        expect(kinds(effects).filter((kind) => kind === 'end')).toHaveLength(
           next.phase === 'done' && state.phase !== 'done' ? 1 : 0,
         );
         if (state.phase === 'done') {
@@ -108,8 +108,8 @@ describe('step: every phase × every input', () => {
         // A stop that begins is announced and pauses the probes.
         if (kinds(effects).includes('begin-stop')) expect(kinds(effects)).toContain('pause-health');
         // Only an exited supervision exits with a status of 0 after failed health checks.
-        const end = effects.find((effect) => effect.kind === 'exit');
-        if (end?.kind === 'exit' && next.record.unhealthyExit) expect(end.exitCode).not.toBe(0);
+        const end = effects.find((effect) => effect.kind === 'end');
+        if (end?.kind === 'end' && next.tally.unhealthyExit) expect(end.exitCode).not.toBe(0);
       },
     );
   }
@@ -144,7 +144,7 @@ describe('step: the decisions, one by one', () => {
 
   it('leftovers stopped before a restart: the stop says why, the restart line alone carries the count', () => {
     const restart = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
-    const exited: State = { phase: 'exited', record, run, exit: { code: 1, signal: null }, restart };
+    const exited: State = { phase: 'exited', tally, run, exit: { code: 1, signal: null }, restart };
     const stopping = step(exited, looked([info(600, 600)], 500), facts());
     expect(logged(stopping.effects)).toEqual([
       'command exited (code 1) leaving 1 process(es), before its restart: stopping the tree with SIGTERM (kill timeout 10.00s)',
@@ -195,7 +195,7 @@ describe('step: the decisions, one by one', () => {
     expect(kinds(gone.effects)).toContain('end-stop');
     // During a stop delay or a stop: kill now, and no restart after.
     const restartStop = stop({ then: 'restart', cause: 'gsup' });
-    const cleanup: State = { phase: 'stopping', record, run, exit: { code: 1, signal: null }, stop: restartStop };
+    const cleanup: State = { phase: 'stopping', tally, run, exit: { code: 1, signal: null }, stop: restartStop };
     const now = step(cleanup, kill, facts());
     expect(now.state.phase === 'killing' && now.state.stop.then).toBe('exit');
     expect(step(PHASES['stop-delay'], kill, facts()).state.phase).toBe('killing');
@@ -223,7 +223,7 @@ describe('step: the decisions, one by one', () => {
     const plan = { delayMs: 1000, reason: 'exited with code 1 (restart 1 of 10)' };
     const cleanup: State = {
       phase: 'stopping',
-      record,
+      tally,
       run,
       exit: { code: 1, signal: null },
       stop: stop({ then: 'restart', cause: 'gsup', received: 0, plan }),
@@ -260,7 +260,7 @@ describe('step: the decisions, one by one', () => {
     expect(unhealthy.state.phase).toBe('stopping');
     const gone = step({ ...unhealthy.state, exit: exit0 } as State, looked([], undefined), facts());
     const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
-    expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 1 });
+    expect(end.effects.find((effect) => effect.kind === 'end')).toMatchObject({ exitCode: 1 });
   });
 
   it('--on-exit stop: what the command left is stopped (SIGTERM, no delay, a stop gsup began: the first signal received joins it)', () => {
@@ -283,9 +283,9 @@ describe('step: the decisions, one by one', () => {
     expect(restartFault.state.phase).toBe('ending');
     expect(kinds(restartFault.effects)).toContain('sweep');
     const endingFault = step(PHASES.ending, { kind: 'fault', message: 'x' }, facts());
-    expect(endingFault.state.record.faults).toBe(1);
+    expect(endingFault.state.tally.faults).toBe(1);
     const endOfFault = step(endingFault.state, { kind: 'swept', notYet: 0 }, facts());
-    expect(endOfFault.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 125 });
+    expect(endOfFault.effects.find((effect) => effect.kind === 'end')).toMatchObject({ exitCode: 125 });
     expect(step(PHASES.exited, { kind: 'health', run: 1, unhealthy: true }, facts()).state).toBe(PHASES.exited);
     const daemons = step(
       PHASES.daemons,
@@ -310,13 +310,13 @@ describe('step: the decisions, one by one', () => {
     );
     const gone = step(reaped.state, looked([], undefined), facts());
     const end = step(gone.state, { kind: 'swept', notYet: 0 }, facts());
-    expect(end.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 4 });
+    expect(end.effects.find((effect) => effect.kind === 'end')).toMatchObject({ exitCode: 4 });
   });
 
   it('a stop signal before the spawn: no spawn, exit 128+N', () => {
     const early = step(initialState(), { kind: 'start', stopFirst: 'SIGINT' }, facts());
     expect(kinds(early.effects)).not.toContain('spawn');
-    expect(early.effects.find((effect) => effect.kind === 'exit')).toMatchObject({ exitCode: 130 });
+    expect(early.effects.find((effect) => effect.kind === 'end')).toMatchObject({ exitCode: 130 });
   });
 
   it('killing gives up after 5 s of SIGKILL that does not end what is left', () => {
@@ -334,10 +334,8 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
     const feed = (state: State, input: Input): State => {
       const result = step(state, input, facts());
       lines.push(...logged(result.effects));
-      const end = result.effects.find((effect) => effect.kind === 'exit');
-      return end?.kind === 'exit'
-        ? ({ ...result.state, phase: 'done', exitCode: end.exitCode } as State)
-        : result.state;
+      const end = result.effects.find((effect) => effect.kind === 'end');
+      return end?.kind === 'end' ? ({ ...result.state, phase: 'done', exitCode: end.exitCode } as State) : result.state;
     };
     let state = feed(PHASES.running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' });
     state = feed(state, { kind: 'reaped', exits });
@@ -395,10 +393,10 @@ describe('the status behind a wrapper (sh, npm, npx) that died of the stop signa
 
   it('a new run starts afresh: what was reaped in an earlier stop does not count', () => {
     const behind = { signal: 'SIGTERM', wrapper: true, zero: true, failure: undefined } as const;
-    const restarting = { ...PHASES.restarting, record: { ...PHASES.restarting.record, behind } } as State;
+    const restarting = { ...PHASES.restarting, tally: { ...PHASES.restarting.tally, behind } } as State;
     const running = step(restarting, { kind: 'timer', name: 'restart-delay' }, facts()).state;
     expect(running.phase).toBe('running');
-    expect(running.record.behind).toBeUndefined();
+    expect(running.tally.behind).toBeUndefined();
   });
 });
 

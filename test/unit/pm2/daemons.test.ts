@@ -38,13 +38,13 @@ function pm2Setup() {
 describe('pm2 routing', () => {
   it('finds the God daemon its pid file names, with gsup’s PM2_HOME', async () => {
     const { tree, supervision, home } = pm2Setup();
-    const managers = await supervision.find(await tree.scan());
+    const managers = await supervision.find(await tree.look());
     expect(managers.map((manager) => [manager.info.pid, manager.kind, manager.home])).toEqual([[300, 'daemon', home]]);
   });
 
   it('other signals: the God daemon alone, never its group (its apps would get them twice)', async () => {
     const { tree, supervision } = pm2Setup();
-    const snapshot = await tree.scan();
+    const snapshot = await tree.look();
     const targets = roots(snapshot, 'group', 1);
     const route = supervision.route(targets, snapshot, await supervision.find(snapshot), 'SIGUSR2', false);
     expect(
@@ -55,7 +55,7 @@ describe('pm2 routing', () => {
 
   it('a stop: pm2 kill for the daemon (the pm2 CLI of node_modules/.bin), the group signal for the rest', async () => {
     const { tree, supervision } = pm2Setup();
-    const snapshot = await tree.scan();
+    const snapshot = await tree.look();
     const route = supervision.route(
       roots(snapshot, 'group', 1),
       snapshot,
@@ -104,8 +104,8 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
 
   it('no pm2 CLI of the tree was alive when it started: not ours, logged once at -v, never a manager', async () => {
     const { tree, supervision, lines } = outsideDaemon(false);
-    expect(await supervision.find(await tree.scan())).toEqual([]);
-    expect(await supervision.find(await tree.scan())).toEqual([]);
+    expect(await supervision.find(await tree.look())).toEqual([]);
+    expect(await supervision.find(await tree.look())).toEqual([]);
     expect(lines.filter((line) => line.includes('is not ours'))).toHaveLength(1);
     expect(lines[0]).toMatch(
       /pm2 God daemon 700 .* is not ours: started outside the tree \(no pm2 CLI of the tree was running when it started\); never signalled/,
@@ -116,17 +116,17 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
     const { platform, tree, supervision } = outsideDaemon(false);
     const cli = platform.add({ pid: 401, ppid: 400, name: 'node', startTime: 1650 });
     platform.commandLines.set(401, 'node /srv/node_modules/.bin/pm2 start app.js');
-    supervision.noteClis(await tree.scan()); // the CLI joins the tree…
+    supervision.noteClis(await tree.look()); // the CLI joins the tree…
     platform.processes.delete(cli.pid);
     platform.now = 1800;
-    supervision.noteClis(await tree.scan()); // …and leaves it at 1800: the daemon (1700) started within its life
-    expect((await supervision.find(await tree.scan())).map((manager) => manager.info.pid)).toEqual([700]);
+    supervision.noteClis(await tree.look()); // …and leaves it at 1800: the daemon (1700) started within its life
+    expect((await supervision.find(await tree.look())).map((manager) => manager.info.pid)).toEqual([700]);
   });
 
   it('a CLI that ended before the daemon started does not vouch for it', async () => {
     const { tree, supervision, platform } = outsideDaemon(false);
     supervision.cliLived({ ...platform.processes.get(400)!, startTime: 1500 }, 1600);
-    expect(await supervision.find(await tree.scan())).toEqual([]);
+    expect(await supervision.find(await tree.look())).toEqual([]);
   });
 
   it('as PID 1 or subreaper: only a descendant is the tree’s, whatever the pid file says', async () => {
@@ -135,7 +135,7 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
       { pid: 401, ppid: 400, pgid: 400, sid: 400, state: 'S', startTime: 1650, name: 'node' },
       Infinity,
     );
-    expect(await supervision.find(await tree.scan())).toEqual([]);
+    expect(await supervision.find(await tree.look())).toEqual([]);
   });
 
   it('reads a pid file without blocking, and never through a link: a FIFO, a device, a large file, a link to a pid file', () => {

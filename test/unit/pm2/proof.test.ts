@@ -53,7 +53,7 @@ function setup({ titleHome, cwd = '/', path = '' }: { titleHome?: string; cwd?: 
 }
 
 async function stopRoute(s: ReturnType<typeof setup>) {
-  const snapshot = await s.tree.scan();
+  const snapshot = await s.tree.look();
   const managers = await s.supervision.find(snapshot);
   return { managers, route: s.supervision.route(roots(snapshot, 'group', 1), snapshot, managers, 'SIGTERM', true) };
 }
@@ -90,7 +90,7 @@ describe('a process that calls itself a God daemon', () => {
 
   it('no longer the process seen when proven (its pid taken by another): no manager', async () => {
     const s = setup();
-    const snapshot = await s.tree.scan();
+    const snapshot = await s.tree.look();
     s.platform.add({ pid: 300, ppid: GSUP, pgid: 300, sid: 300, startTime: 5000 });
     expect(await s.supervision.find(snapshot)).toEqual([]);
   });
@@ -98,9 +98,9 @@ describe('a process that calls itself a God daemon', () => {
   it('the proof is taken at each look: a title set before the pid file is written is proven once it is', async () => {
     const s = setup();
     rmSync(join(s.home, 'pm2.pid'));
-    expect(await s.supervision.find(await s.tree.scan())).toEqual([]);
+    expect(await s.supervision.find(await s.tree.look())).toEqual([]);
     writeFileSync(join(s.home, 'pm2.pid'), '300');
-    expect((await s.supervision.find(await s.tree.scan())).map((manager) => manager.info.pid)).toEqual([300]);
+    expect((await s.supervision.find(await s.tree.look())).map((manager) => manager.info.pid)).toEqual([300]);
   });
 
   it('at the stop, proven again: pm2 kill; no longer: the stop signal, through its identity', async () => {

@@ -27,7 +27,7 @@ describe('EventQueue', () => {
 
   it('stop signals go first but keep their own order; what carries data (an exit, a look, a fault) never merges', () => {
     const queue = new EventQueue(stop);
-    const exit: EngineEvent = { kind: 'exit', run: 1, exit: { code: 0, signal: null } };
+    const exit: EngineEvent = { kind: 'command-exit', run: 1, exit: { code: 0, signal: null } };
     queue.push({ kind: 'signal', signal: 'SIGHUP' });
     queue.push(exit);
     queue.push(exit);
@@ -40,18 +40,18 @@ describe('EventQueue', () => {
     for (let event = queue.take(); event; event = queue.take())
       taken.push(event.kind === 'signal' ? event.signal : event.kind);
     // SIGTERM is the only urgent one here (the test's rule): first; the rest as they came.
-    expect(taken).toEqual(['SIGTERM', 'SIGHUP', 'exit', 'exit', 'fault', 'fault', 'stop']);
+    expect(taken).toEqual(['SIGTERM', 'SIGHUP', 'command-exit', 'command-exit', 'fault', 'fault', 'stop']);
   });
 
   it('urgent events line up behind the urgent ones already waiting, before the rest', () => {
-    const urgent = (event: EngineEvent) => event.kind === 'stop' || event.kind === 'exit';
+    const urgent = (event: EngineEvent) => event.kind === 'stop' || event.kind === 'command-exit';
     const queue = new EventQueue(urgent);
     queue.push({ kind: 'child' });
     queue.push({ kind: 'stop', signal: 'SIGTERM', reason: 'first' });
     queue.push({ kind: 'timer', name: 'check' });
-    queue.push({ kind: 'exit', run: 1, exit: { code: 3, signal: null } });
+    queue.push({ kind: 'command-exit', run: 1, exit: { code: 3, signal: null } });
     const order = [queue.take(), queue.take(), queue.take(), queue.take()].map((event) => event?.kind);
-    expect(order).toEqual(['stop', 'exit', 'child', 'timer']);
+    expect(order).toEqual(['stop', 'command-exit', 'child', 'timer']);
   });
 
   it('a timer merges with a waiting twin of the same name only; the signals waiting are listed in order', () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ScanScheduler } from '../../../src/engine/tree/looks.js';
-import { ProcessTree, type TreeSnapshot } from '../../../src/engine/tree/tree.js';
+import { Looks } from '../../../src/engine/tree/looks.js';
+import { ProcessTree, type Snapshot } from '../../../src/engine/tree/tree.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 
 // When the tree is looked at: on request, one look at a time, spaced by what a look costs. A fake
@@ -36,40 +36,40 @@ function scheduler({ cost = 0 } = {}) {
     }
     return list();
   };
-  const done: TreeSnapshot[] = [];
+  const done: Snapshot[] = [];
   const failed: unknown[] = [];
-  const scans = new ScanScheduler(
+  const looks = new Looks(
     new ProcessTree(platform, GSUP),
     (snapshot) => done.push(snapshot),
     (error) => failed.push(error),
     controller.signal,
   );
-  return { scans, seen, done, failed };
+  return { looks, seen, done, failed };
 }
 
-describe('ScanScheduler', () => {
+describe('Looks', () => {
   it('a request is a look on the next turn of the loop, not a timer’s millisecond; requests meanwhile merge', async () => {
-    const { scans, seen, done } = scheduler();
-    scans.request();
-    scans.request();
-    scans.request(500);
+    const { looks, seen, done } = scheduler();
+    looks.take();
+    looks.take();
+    looks.take(500);
     expect(seen.looks).toBe(0);
     await advance(0);
     expect(seen.looks).toBe(1);
     await advance(1000);
     expect(seen.looks).toBe(1);
     expect(done).toHaveLength(1);
-    expect(scans.latest).toBe(done[0]);
+    expect(looks.last).toBe(done[0]);
   });
 
   it('never two looks at once: requests during a look become one look after it, twice its cost after its end', async () => {
-    const { scans, seen, done } = scheduler({ cost: 100 });
+    const { looks, seen, done } = scheduler({ cost: 100 });
     const start = performance.now();
-    scans.request();
+    looks.take();
     await advance(10);
     expect(seen.looks).toBe(1);
-    scans.request();
-    scans.request();
+    looks.take();
+    looks.take();
     await advance(90); // the first look ends (at 100): the next is due at 100 + 2 × 100
     expect(done).toHaveLength(1);
     await advance(199);
@@ -83,54 +83,54 @@ describe('ScanScheduler', () => {
   });
 
   it('a delayed request: an earlier one moves it sooner, a later one never postpones it', async () => {
-    const { scans, seen } = scheduler();
+    const { looks, seen } = scheduler();
     const start = performance.now();
-    scans.request(1000);
+    looks.take(1000);
     await advance(100);
-    scans.request(50);
-    scans.request(5000);
+    looks.take(50);
+    looks.take(5000);
     await advance(2000);
-    scans.request(300);
-    scans.request(600);
+    looks.take(300);
+    looks.take(600);
     await advance(10_000);
     expect(seen.startedAt.map((at) => at - start)).toEqual([150, 2400]);
   });
 
   it('fresh: the newest look is as old as its start', async () => {
-    const { scans } = scheduler({ cost: 100 });
-    expect(scans.fresh(1_000_000)).toBe(false);
-    scans.request();
+    const { looks } = scheduler({ cost: 100 });
+    expect(looks.fresh(1_000_000)).toBe(false);
+    looks.take();
     await advance(100);
     await advance(50);
-    expect(scans.fresh(150)).toBe(true);
-    expect(scans.fresh(149)).toBe(false);
+    expect(looks.fresh(150)).toBe(true);
+    expect(looks.fresh(149)).toBe(false);
   });
 
   it('a look that fails is told, and the next request looks again', async () => {
-    const { scans, seen, done, failed } = scheduler();
+    const { looks, seen, done, failed } = scheduler();
     seen.failNext = true;
-    scans.request();
+    looks.take();
     await advance(10);
     expect(failed).toHaveLength(1);
     expect(done).toHaveLength(0);
-    scans.request();
+    looks.take();
     await advance(10);
     expect(done).toHaveLength(1);
   });
 
   it('abort: a pending look is cancelled, one under way is not handed over, and no request is taken after', async () => {
     const pending = scheduler();
-    pending.scans.request(100);
+    pending.looks.take(100);
     controller.abort();
     await advance(1000);
     expect(pending.seen.looks).toBe(0);
 
     controller = new AbortController();
     const running = scheduler({ cost: 100 });
-    running.scans.request();
+    running.looks.take();
     await advance(10);
     controller.abort();
-    running.scans.request();
+    running.looks.take();
     await advance(1000);
     expect(running.seen.looks).toBe(1);
     expect(running.done).toHaveLength(0);

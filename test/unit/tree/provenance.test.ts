@@ -38,7 +38,7 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     platform.add({ pid: 10, ppid: GSUP }); // the command
     nodeChildren.add(10);
     platform.add({ pid: 11, ppid: 10 }); // its child, seen while the command lives
-    expect(pids((await tree.scan()).alive)).toEqual([10, 11]);
+    expect(pids((await tree.look()).alive)).toEqual([10, 11]);
     platform.processes.delete(10);
     platform.add({ pid: 11, ppid: GSUP }); // the command exited: 11 is reparented to gsup
     platform.add({ pid: 12, ppid: GSUP }); // the command's too, orphaned before any look: marked
@@ -49,7 +49,7 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     platform.add({ pid: 22, ppid: GSUP }); // another gsup's mark (one nested outside this one) is not this gsup's
     platform.environs.set(22, { [MARK_VARIABLE]: 'other.1 tok2.1' });
     platform.add({ pid: 23, ppid: GSUP }); // its environment cannot be read (another user's)
-    const snapshot = await tree.scan();
+    const snapshot = await tree.look();
     expect(pids(snapshot.alive)).toEqual([11, 12]);
     expect(pids(snapshot.foreign ?? [])).toEqual([20, 22, 23]);
     const lines: string[] = [];
@@ -58,7 +58,7 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     expect(lines).toContain(`${said}; reaped, never signalled`);
     // Each is read once: the next look knows them.
     const reads = platform.environReads;
-    const next = await tree.scan();
+    const next = await tree.look();
     expect(pids(next.alive)).toEqual([11, 12]);
     expect(next.foreign).toEqual([]);
     expect(platform.environReads).toBe(reads);
@@ -68,10 +68,10 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     const { platform, tree } = pid1Tree();
     platform.add({ pid: 30, ppid: GSUP, state: 'Z' });
     platform.add({ pid: 31, ppid: GSUP });
-    expect((await tree.scan()).members).toEqual([]);
+    expect((await tree.look()).members).toEqual([]);
     platform.add({ pid: 31, ppid: GSUP, startTime: 9000 });
     platform.environs.set(31, { [MARK_VARIABLE]: 'tok.2' });
-    expect(pids((await tree.scan()).alive)).toEqual([31]);
+    expect(pids((await tree.look()).alive)).toEqual([31]);
   });
 
   it('a read that does not answer is not waited for: no member meanwhile, nothing said; others read', async () => {
@@ -79,20 +79,20 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     const { platform, tree } = pid1Tree();
     platform.add({ pid: 40, ppid: GSUP });
     platform.stuckEnvirons.add(40);
-    const look = tree.scan();
+    const look = tree.look();
     await vi.advanceTimersByTimeAsync(1000);
     const snapshot = await look;
     expect(snapshot.alive).toEqual([]);
     expect(snapshot.foreign).toEqual([]); // no verdict yet: nothing said
     platform.add({ pid: 41, ppid: GSUP });
     platform.environs.set(41, { [MARK_VARIABLE]: 'tok.1' });
-    expect(pids((await tree.scan()).alive)).toEqual([41]);
+    expect(pids((await tree.look()).alive)).toEqual([41]);
   });
 
   it('not PID 1 (subreaper): only the tree’s orphans come to gsup; each child is the tree’s, none read', async () => {
     const { platform, tree } = pid1Tree(false);
     platform.add({ pid: 50, ppid: GSUP });
-    expect(pids((await tree.scan()).alive)).toEqual([50]);
+    expect(pids((await tree.look()).alive)).toEqual([50]);
     expect(platform.environReads).toBe(0);
   });
 });

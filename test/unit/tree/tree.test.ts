@@ -7,7 +7,7 @@ import { FakePlatform } from '../../helpers/fake-platform.js';
 const GSUP = 100;
 
 function snapshotOf(platform: FakePlatform) {
-  return new ProcessTree(platform, GSUP).scan();
+  return new ProcessTree(platform, GSUP).look();
 }
 
 describe('ProcessTree', () => {
@@ -18,17 +18,17 @@ describe('ProcessTree', () => {
     platform.add({ pid: 201, ppid: 200, pgid: 200, sid: 200 });
     platform.add({ pid: 300, ppid: 1 }); // a stranger
     const tree = new ProcessTree(platform, GSUP);
-    let snapshot = await tree.scan();
+    let snapshot = await tree.look();
     expect(snapshot.members.map((info) => info.pid).sort()).toEqual([200, 201]);
 
     // 201 double-forks away: reparented to init, still the same process.
     platform.processes.get(201)!.ppid = 1;
-    snapshot = await tree.scan();
+    snapshot = await tree.look();
     expect(snapshot.members.map((info) => info.pid).sort()).toEqual([200, 201]);
 
     // 201 dies and its pid is reused by someone else: not ours.
     platform.processes.set(201, { pid: 201, ppid: 1, pgid: 201, sid: 201, state: 'S', startTime: 99_999, name: 'x' });
-    snapshot = await tree.scan();
+    snapshot = await tree.look();
     expect(snapshot.members.map((info) => info.pid)).toEqual([200]);
     expect(snapshot.left).toContain(201);
   });
@@ -47,7 +47,7 @@ describe('ProcessTree', () => {
     platform.add({ pid: 250, ppid: 1, pgid: 240, sid: 200, startTime: 6 });
     const tree = new ProcessTree(platform, GSUP);
     tree.setCommand(200);
-    expect((await tree.scan()).members.map((info) => info.pid).sort()).toEqual([200, 250]);
+    expect((await tree.look()).members.map((info) => info.pid).sort()).toEqual([200, 250]);
   });
 });
 
