@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/gsup.js';
@@ -42,5 +42,15 @@ describe('layout', () => {
           .flatMap((line, index) => (/\.phase\b/.test(line) ? [`${relative(ROOT, path)}:${index + 1}`] : [])),
       );
     expect(readers).toEqual([]);
+  });
+
+  it('docs/internals.md names every file of engine/ and platform/, and only files that exist', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'internals.md'), 'utf8');
+    const named = new Set([...page.matchAll(/`([\w./-]+\.ts)`/g)].map((match) => match[1]));
+    const missing = [...named].filter((path) => !existsSync(join(ROOT, path.startsWith('test/') ? '' : 'src', path)));
+    expect(missing).toEqual([]);
+    const rooms = ['engine', 'platform'].flatMap((room) => sources(join(ROOT, 'src', room)));
+    const unnamed = rooms.map((path) => relative(join(ROOT, 'src'), path)).filter((path) => !named.has(path));
+    expect(unnamed).toEqual([]);
   });
 });
