@@ -56,6 +56,13 @@ module.exports = {
       to: { pathNot: PURE, dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'machine-on-the-ground',
+      severity: 'error',
+      comment: 'machine/ defines the values it speaks of (machine/values.ts): it imports no other room, not even a type.',
+      from: { path: PURE },
+      to: { path: '^src/', pathNot: [PURE, '^src/platform/types\\.ts$'] },
+    },
+    {
       name: 'pure-step-no-node',
       severity: 'error',
       comment: 'No node: module in the pure step, not even for a type.',

@@ -3,6 +3,7 @@ export type { SuperviseOptions, SupervisorHandle, SupervisorResult } from './eng
 export type { TargetMode } from './engine/tree/targets.js';
 export type { OnExitPolicy } from './engine/machine/on-exit.js';
 export type { RestartMode } from './engine/machine/restart.js';
-export type { SpawnFunction, SpawnOptions, SpawnedCommand, CommandExit } from './engine/children/spawn.js';
+export type { SpawnFunction, SpawnOptions, SpawnedCommand } from './engine/children/spawn.js';
+export type { CommandExit } from './engine/machine/values.js';
 export type { Platform, ProcessInfo, SignalName } from './platform/index.js';
 export { Logger, createLogger, type LoggerOptions, type LogFormat } from './log.js';

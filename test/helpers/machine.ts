@@ -1,8 +1,8 @@
 import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machine/step.js';
 import type { Target } from '../../src/engine/machine/ledger.js';
-import type { Snapshot } from '../../src/engine/tree/tree.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 import { signalNumber } from '../../src/signals.js';
+import type { Snapshot } from '../../src/engine/machine/values.js';
 
 /** The machine's configuration in the table tests: the defaults, then what a test sets. */
 export const machineConfig: MachineConfig = {

@@ -1,8 +1,9 @@
-import type { CommandExit, SpawnFunction } from '../../src/engine/children/spawn.js';
+import type { SpawnFunction } from '../../src/engine/children/spawn.js';
 import { supervise, type SuperviseOptions } from '../../src/engine/shell/supervisor.js';
 import { Logger } from '../../src/log.js';
 import type { SignalName } from '../../src/platform/index.js';
 import { FakePlatform } from './fake-platform.js';
+import type { CommandExit } from '../../src/engine/machine/values.js';
 
 /** gsup itself in the fake process table: the engine takes this process's pid for its own. */
 export const GSUP = process.pid;

@@ -2,7 +2,7 @@ import type { Logger } from '../../log.js';
 import { isAlive, type Platform } from '../../platform/index.js';
 import { Reaper } from './reaper.js';
 import type { CommandRun } from './run.js';
-import type { CommandExit } from './spawn.js';
+import type { CommandExit } from '../machine/values.js';
 
 /**
  * gsup's own children: those Node spawned (the command, probes, `pm2 kill`),

@@ -2,7 +2,7 @@ import type { Logger } from '../../log.js';
 import type { Platform, ReapedChild } from '../../platform/index.js';
 import { signalName } from '../../signals.js';
 import { describeExit } from '../machine/format.js';
-import type { CommandExit } from './spawn.js';
+import type { CommandExit } from '../machine/values.js';
 
 // Zombies reaped in one event at most; more wait for the next, so that a
 // flood of exiting orphans never holds up a stop signal.

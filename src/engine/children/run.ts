@@ -4,7 +4,8 @@ import type { SupervisorConfig } from '../config/config.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import type { SuperviseOptions } from '../config/api.js';
 import { onPath } from '../../platform/which.js';
-import { defaultSpawn, type CommandExit, type SpawnedCommand } from './spawn.js';
+import { defaultSpawn, type SpawnedCommand } from './spawn.js';
+import type { CommandExit } from '../machine/values.js';
 
 /** One run of the command (a restart makes a new one). */
 export interface CommandRun {

@@ -2,14 +2,7 @@ import { spawn as spawnChild } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Platform, SignalName } from '../../platform/index.js';
-
-/** How the command ended: an exit code, a signal, or a spawn error (ENOENT, EACCES, ...). */
-export interface CommandExit {
-  code: number | null;
-  signal: SignalName | null;
-  /** Set when the command could not be started. */
-  errorCode?: string;
-}
+import type { CommandExit } from '../machine/values.js';
 
 export interface SpawnOptions {
   /** A session and process group of its own (setsid), for the `group` target. */

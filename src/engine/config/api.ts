@@ -3,8 +3,9 @@ import type { ConfigOptions } from './config.js';
 import type { Logger } from '../../log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import { spawnErrorMessage } from '../machine/exit-status.js';
-import type { CommandExit, SpawnedCommand, SpawnFunction } from '../children/spawn.js';
+import type { SpawnedCommand, SpawnFunction } from '../children/spawn.js';
 import type { StatusBoard } from '../shell/status-board.js';
+import type { CommandExit } from '../machine/values.js';
 
 // What `supervise()` takes and gives.
 

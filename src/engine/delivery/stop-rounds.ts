@@ -10,7 +10,7 @@ import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Effect } from '../machine/state.js';
 import type { Relayers } from './relayers.js';
 import type { CommandRun } from '../children/run.js';
-import type { Snapshot } from '../tree/tree.js';
+import type { Snapshot } from '../machine/values.js';
 
 /**
  * The acts of a stop the machine decided on: the stop signal to the roots it

@@ -1,6 +1,7 @@
 import type { Logger } from '../../log.js';
 import { HealthVerdicts, probeAll } from './probes.js';
-import type { HealthConfig, HealthState, ProbeContext, ProbeResult } from './probes.js';
+import type { HealthConfig, ProbeContext, ProbeResult } from './probes.js';
+import type { HealthState } from '../machine/values.js';
 
 /**
  * The health checks of one supervision: one probe round at a time, its

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Platform } from '../../platform/index.js';
 import { countEpipe } from '../../platform/sigpipe.js';
+import type { HealthState } from '../machine/values.js';
 
 /** Health checks, Docker's names and defaults: every probe given runs on one schedule. */
 export interface HealthConfig {
@@ -168,9 +169,6 @@ export async function probeAll(config: HealthConfig, context: ProbeContext, abor
     ? { ok: true, detail: all.map((result) => result.detail).join('; ') }
     : { ok: false, detail: failed.map((result) => result.detail).join('; ') };
 }
-
-/** `failing`: it passed, and then failed fewer than `retries` times in a row (not ready; not stopped yet). */
-export type HealthState = 'starting' | 'healthy' | 'failing' | 'unhealthy';
 
 // The first check of a run comes this soon at most: an app that is up at once is ready within about a second.
 const FIRST_CHECK_MS = 1000;

@@ -1,8 +1,9 @@
 import type { HealthChecks } from './checks.js';
-import type { HealthState, ProbeResult } from './probes.js';
+import type { ProbeResult } from './probes.js';
 import { runOn, type Effect, type Input, type State } from '../machine/state.js';
 import type { StatusBoard } from '../shell/status-board.js';
 import type { Timers } from '../shell/timers.js';
+import type { HealthState } from '../machine/values.js';
 
 /**
  * The shell's side of the health checks: when rounds run (the `health`

@@ -1,9 +1,9 @@
-import type { CommandExit } from '../children/spawn.js';
 import { EXIT_INTERNAL } from './exit-status.js';
 import { describeExit } from './format.js';
 import { behindWrapper, done, ending, exitCode, finish, log } from './outcomes.js';
 import type { Facts, Out, State } from './state.js';
 import { beginKilling, beginStop, newStop, sendStop } from './stop-sequence.js';
+import type { CommandExit } from './values.js';
 
 // The end: the last sweeps for zombies, gsup's exit status, and internal errors.
 

@@ -1,5 +1,5 @@
 import type { SignalName } from '../../platform/types.js';
-import type { CommandExit } from '../children/spawn.js';
+import type { CommandExit } from './values.js';
 
 /** gsup's own failure, as `docker run` says it. */
 export const EXIT_INTERNAL = 125;

@@ -1,6 +1,6 @@
 import type { SignalName } from '../../platform/types.js';
-import type { CommandExit } from '../children/spawn.js';
 import type { Target } from './ledger.js';
+import type { CommandExit } from './values.js';
 
 // How the engine's log lines say things.
 

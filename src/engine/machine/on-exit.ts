@@ -1,4 +1,4 @@
-import type { Snapshot } from '../tree/tree.js';
+import type { Snapshot } from './values.js';
 
 export type OnExitPolicy = 'auto' | 'stop' | 'wait' | 'exit';
 export const ON_EXIT_POLICIES: readonly OnExitPolicy[] = ['auto', 'stop', 'wait', 'exit'];

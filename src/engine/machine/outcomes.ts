@@ -1,9 +1,9 @@
 import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
 import { formatDuration } from './format.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
-import type { CommandExit } from '../children/spawn.js';
 import type { SignalName } from '../../platform/types.js';
 import type { Behind, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from './state.js';
+import type { CommandExit } from './values.js';
 
 // Decisions shared by the phases: a new run, a restart, and the end.
 

@@ -1,5 +1,5 @@
-import type { HealthState } from '../health/probes.js';
 import type { State } from './state.js';
+import type { HealthState } from './values.js';
 
 /** Why the supervision is not ready, in one word: what `/readyz` answers with its 503. */
 export type NotReady = 'starting' | 'unhealthy' | 'stopping' | 'restarting';

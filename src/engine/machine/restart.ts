@@ -1,5 +1,5 @@
 import type { SignalName } from '../../platform/types.js';
-import type { CommandExit } from '../children/spawn.js';
+import type { CommandExit } from './values.js';
 
 export type RestartMode = 'never' | 'on-failure' | 'always';
 export const RESTART_MODES: readonly RestartMode[] = ['never', 'on-failure', 'always'];

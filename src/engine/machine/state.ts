@@ -1,11 +1,8 @@
 import type { ProcessInfo, SignalName } from '../../platform/types.js';
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
-import type { CommandExit } from '../children/spawn.js';
-import type { Pm2Manager } from '../pm2/claims.js';
-import type { Pm2Route } from '../pm2/route.js';
-import type { Snapshot } from '../tree/tree.js';
 import type { Ledger, Target } from './ledger.js';
+import type { CommandExit, Pm2Manager, Pm2Route, Snapshot } from './values.js';
 
 // The machine's values: its state (the phase with its data), what happens to
 // it (inputs), what it asks for (effects), and what it may read (facts).

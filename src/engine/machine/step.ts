@@ -1,5 +1,4 @@
 import type { SignalName } from '../../platform/types.js';
-import type { CommandExit } from '../children/spawn.js';
 import { afterExit, childGone, commandExit, DAEMON_POLL_MS } from './after-exit.js';
 import { fault, swept } from './end.js';
 import { formatDuration } from './format.js';
@@ -8,6 +7,7 @@ import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
 import { runOn, type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, sendStop, stopSignal } from './stop-sequence.js';
+import type { CommandExit } from './values.js';
 
 // Every decision of a supervision, as one pure function: step(state, input, facts) → { state, effects }.
 // It touches nothing: the shell (supervisor.ts) carries out the effects and brings back what happened.

@@ -1,23 +1,8 @@
 import { basename } from 'node:path';
-import type { ProcessInfo } from '../../platform/index.js';
 
 // What a command line says it runs of pm2. A claim, never a proof: it
 // decides routing (a manager gets signals alone); `pm2 kill` needs more
 // (proof.ts).
-
-/**
- * A process that runs pm2's God: the daemon `pm2 start` leaves behind, or a
- * `pm2-runtime` in the foreground. It and its apps share a process group; a
- * signal to that group reaches each app twice (from the kernel, then from
- * pm2), and pm2 restarts an app signalled behind its back. So signals go to
- * the manager alone, and a stop of a daemon goes through `pm2 kill`.
- */
-export interface Pm2Manager {
-  info: ProcessInfo;
-  kind: 'daemon' | 'runtime';
-  /** gsup's own PM2_HOME, where the daemon was proven to be gsup's. */
-  home: string;
-}
 
 /** pm2's title for its God daemon (lib/Daemon.js), with the PM2_HOME it says it serves. */
 const GOD_TITLE = /^PM2 v[\w.-]+: God Daemon \((.*)\)$/;

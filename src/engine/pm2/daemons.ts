@@ -2,15 +2,13 @@ import type { LogFields, Logger } from '../../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
 import { resolvePm2Cli, spawnPm2Kill, type Pm2Cli } from './pm2-cli.js';
-import { godTitleHome, isPm2Runtime, type Pm2Manager } from './claims.js';
+import { godTitleHome, isPm2Runtime } from './claims.js';
 import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
 import { restrictTargets, type Target } from '../tree/targets.js';
-import type { ProcessTree, Snapshot } from '../tree/tree.js';
-import type { Pm2Route } from './route.js';
+import type { ProcessTree } from '../tree/tree.js';
+import type { Pm2Manager, Pm2Route, Snapshot } from '../machine/values.js';
 
-export type { Pm2Manager } from './claims.js';
-export type { Pm2Route } from './route.js';
 export { runsPm2Cli } from './claims.js';
 export { findPm2Cli } from './pm2-cli.js';
 

@@ -5,7 +5,7 @@ import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.j
 import { readSmallRegularFile } from '../../platform/small-file.js';
 import { isPm2Cli } from './claims.js';
 import { processKey } from '../tree/targets.js';
-import type { Snapshot } from '../tree/tree.js';
+import type { Snapshot } from '../machine/values.js';
 
 // A pid file larger than this is no pm2 pid file.
 const PID_FILE_MAX = 64;

@@ -1,8 +1,7 @@
 import type { SignalName } from '../../platform/index.js';
 import type { ProbeResult } from '../health/probes.js';
 import type { TimerName } from '../machine/step.js';
-import type { CommandExit } from '../children/spawn.js';
-import type { Snapshot } from '../tree/tree.js';
+import type { CommandExit, Snapshot } from '../machine/values.js';
 
 /** Everything that can happen to a supervision, as values: the loop handles one at a time. */
 export type EngineEvent =

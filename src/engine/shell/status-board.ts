@@ -1,7 +1,7 @@
 import type { SignalName } from '../../platform/types.js';
-import type { HealthState } from '../health/probes.js';
 import { readiness, type Readiness } from '../machine/readiness.js';
 import type { State } from '../machine/state.js';
+import type { HealthState } from '../machine/values.js';
 
 /**
  * What the orchestrator may know of a supervision, as the shell last

@@ -6,9 +6,7 @@ import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../co
 import { resolveConfig, type SupervisorConfig } from '../config/config.js';
 import { HealthSchedule } from '../health/schedule.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type State } from '../machine/step.js';
-import type { Pm2Manager } from '../pm2/daemons.js';
 import { notStarted, startDirectory, type CommandRun } from '../children/run.js';
-import type { CommandExit } from '../children/spawn.js';
 import { EventLoop, messageOf } from './event-loop.js';
 import { SignalIntake } from './intake.js';
 import { LostChildWatch } from './lost-child.js';
@@ -17,6 +15,7 @@ import { adoptOrphans, checkIdentity, handOverTerminal, widenSignalPipe } from '
 import { effectTable, eventTable, type Shell, type Table } from './tables.js';
 import { Timers } from './timers.js';
 import { wire, type Parts } from './wiring.js';
+import type { CommandExit, Pm2Manager } from '../machine/values.js';
 
 export type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../config/api.js';
 

@@ -4,7 +4,6 @@ import { signalNumber } from '../../signals.js';
 import type { SuperviseOptions } from '../config/api.js';
 import type { SupervisorConfig } from '../config/config.js';
 import type { CommandRun } from '../children/run.js';
-import type { CommandExit } from '../children/spawn.js';
 import type { ForwardFacts } from '../delivery/forwarder.js';
 import type { HealthSchedule } from '../health/schedule.js';
 import { exitStatus, isWrapper } from '../machine/exit-status.js';
@@ -12,14 +11,15 @@ import { describeExit } from '../machine/format.js';
 import { leftoversAwaited, treeQuiet } from '../machine/state.js';
 import type { Effect, Input, State } from '../machine/step.js';
 import { stopRoundSignal } from '../machine/stop-sequence.js';
-import { runsPm2Cli, type Pm2Manager } from '../pm2/daemons.js';
-import { logTreeChanges, type Snapshot } from '../tree/tree.js';
+import { runsPm2Cli } from '../pm2/daemons.js';
+import { logTreeChanges } from '../tree/tree.js';
 import { messageOf } from './event-loop.js';
 import type { SignalIntake } from './intake.js';
 import type { LostChildWatch } from './lost-child.js';
 import type { EngineEvent, EventQueue } from './queue.js';
 import type { Timers } from './timers.js';
 import type { Parts } from './wiring.js';
+import type { CommandExit, Pm2Manager, Snapshot } from '../machine/values.js';
 
 // The shell's two tables: what each event means (as inputs of the machine), and what each effect of the step does
 // in the world. Every kind has its entry, or the build fails.

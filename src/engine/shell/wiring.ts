@@ -14,9 +14,9 @@ import { ReadyListeners } from '../health/ready-listeners.js';
 import { Relayers } from '../delivery/relayers.js';
 import { spawnRun as spawnCommand } from '../children/run.js';
 import { Looks } from '../tree/looks.js';
-import type { CommandExit } from '../children/spawn.js';
 import { StopRounds } from '../delivery/stop-rounds.js';
 import { ProcessTree } from '../tree/tree.js';
+import type { CommandExit } from '../machine/values.js';
 
 // A trim this long after the first event of a burst (see IdleTrim).
 const TRIM_AFTER_MS = 1000;

@@ -1,4 +1,5 @@
-import type { ProcessTree, Snapshot } from './tree.js';
+import type { ProcessTree } from './tree.js';
+import type { Snapshot } from '../machine/values.js';
 
 /**
  * Looks at the tree on request, never two looks at once, and never sooner

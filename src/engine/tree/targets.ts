@@ -1,6 +1,6 @@
 import type { ProcessInfo } from '../../platform/index.js';
 import { membersOf, type Target } from '../machine/ledger.js';
-import type { Snapshot } from './tree.js';
+import type { Snapshot } from '../machine/values.js';
 
 // Who gets a signal: pure functions of a snapshot, no process touched. (What a target is, and who has had the
 // stop signal, is the machine's: machine/ledger.ts.)

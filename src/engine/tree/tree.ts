@@ -2,29 +2,11 @@ import type { Logger } from '../../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import type { Provenance } from './provenance.js';
 import { CommandLines } from './command-lines.js';
+import type { Snapshot } from '../machine/values.js';
 
 // A reaped probe is forgotten this long after (start-time units: ticks on Linux, ms elsewhere) though no look saw its
 // group empty: what it left in its group was SIGKILLed when it was reaped. (The map stays small without looks.)
 const FORGET_PROBES_AFTER = 60_000;
-
-/** What one look at the system found of gsup's tree. */
-export interface Snapshot {
-  /** Every member of the tree (zombies included), gsup itself excluded. */
-  members: ProcessInfo[];
-  /** The members that are alive (not zombies). */
-  alive: ProcessInfo[];
-  /** Every process on the system, by process group: to tell whether a whole group is ours. */
-  groups: Map<number, ProcessInfo[]>;
-  /** Every process on the system, by parent pid. */
-  children: Map<number, ProcessInfo[]>;
-  /** Pids that joined / left the tree since the previous scan. */
-  joined: ProcessInfo[];
-  left: number[];
-  /** The commands among `left`: their exit is logged with its status, not as a tree change. */
-  leftCommands: number[];
-  /** Children of gsup (as PID 1) first judged not the tree's in this look: reaped, never signalled. */
-  foreign?: ProcessInfo[];
-}
 
 /** How the tree tells its own among gsup's children as PID 1, where every orphan of the namespace lands. */
 export interface Origin {

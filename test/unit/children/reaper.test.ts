@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Reaper } from '../../../src/engine/children/reaper.js';
-import type { CommandExit } from '../../../src/engine/children/spawn.js';
 import { Logger } from '../../../src/log.js';
 import type { ReapedChild } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
+import type { CommandExit } from '../../../src/engine/machine/values.js';
 
 // The zombies reparented to gsup, reaped from a fake platform's list: in batches, never one of Node's children.
 

@@ -9,9 +9,9 @@ import {
   type Target,
 } from '../../../src/engine/machine/ledger.js';
 import { initialState, step, type Effect, type Input, type State } from '../../../src/engine/machine/step.js';
-import type { Pm2Manager } from '../../../src/engine/pm2/daemons.js';
 import type { ProcessInfo } from '../../../src/platform/index.js';
 import { factsWith, looked, routeTo } from '../../helpers/machine.js';
+import type { Pm2Manager } from '../../../src/engine/machine/values.js';
 
 // The stop's ledger, pure: who has had the stop signal. The product's promise — each process gets the stop
 // signal exactly once — as tables: one round at a time, then the machine over sequences of looks.

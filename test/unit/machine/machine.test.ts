@@ -9,11 +9,11 @@ import {
 } from '../../../src/engine/machine/step.js';
 import type { Stop } from '../../../src/engine/machine/state.js';
 import { EMPTY_LEDGER } from '../../../src/engine/machine/ledger.js';
-import type { CommandExit } from '../../../src/engine/children/spawn.js';
 import { isWrapper } from '../../../src/engine/machine/exit-status.js';
 import { readiness } from '../../../src/engine/machine/readiness.js';
 import { factsWith, looked, routeTo } from '../../helpers/machine.js';
 import type { ProcessInfo } from '../../../src/platform/index.js';
+import type { CommandExit } from '../../../src/engine/machine/values.js';
 
 // The machine alone: pure, no process, no timer. Every phase × every input,
 // then the decisions that matter most, one by one.

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { CommandExit, SpawnFunction } from '../../../src/engine/children/spawn.js';
+import type { SpawnFunction } from '../../../src/engine/children/spawn.js';
 import type { SuperviseOptions } from '../../../src/engine/shell/supervisor.js';
 import { Logger } from '../../../src/log.js';
 import type { SignalName } from '../../../src/platform/index.js';
 import type { FakePlatform } from '../../helpers/fake-platform.js';
 import { GSUP, killsOf, shellSetup } from '../../helpers/shell.js';
+import type { CommandExit } from '../../../src/engine/machine/values.js';
 
 // The shell (supervise) with an injected platform and spawn (test/helpers/shell.ts): no real process, no real signal.
 // The loop's scenarios run on a fake clock (an in-memory process table, a fake SIGCHLD, fake timers: every phase

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Looks } from '../../../src/engine/tree/looks.js';
-import { ProcessTree, type Snapshot } from '../../../src/engine/tree/tree.js';
+import { ProcessTree } from '../../../src/engine/tree/tree.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
+import type { Snapshot } from '../../../src/engine/machine/values.js';
 
 // When the tree is looked at: on request, one look at a time, spaced by what a look costs. A fake
 // clock, and a fake process table whose every look takes `cost` ms of it.

@@ -1,0 +1,60 @@
+import type { ProcessInfo, SignalName } from '../../platform/types.js';
+import type { Target } from './ledger.js';
+
+// The values the pure step speaks of, defined here so that machine/ imports nothing of the rooms that act on
+// the world (they import these from here): how the command ended, what a look found, a pm2 route, the health verdict.
+
+/** How the command ended: an exit code, a signal, or a spawn error (ENOENT, EACCES, ...). */
+export interface CommandExit {
+  code: number | null;
+  signal: SignalName | null;
+  /** Set when the command could not be started. */
+  errorCode?: string;
+}
+
+/** What one look at the system found of gsup's tree. */
+export interface Snapshot {
+  /** Every member of the tree (zombies included), gsup itself excluded. */
+  members: ProcessInfo[];
+  /** The members that are alive (not zombies). */
+  alive: ProcessInfo[];
+  /** Every process on the system, by process group: to tell whether a whole group is ours. */
+  groups: Map<number, ProcessInfo[]>;
+  /** Every process on the system, by parent pid. */
+  children: Map<number, ProcessInfo[]>;
+  /** Pids that joined / left the tree since the previous scan. */
+  joined: ProcessInfo[];
+  left: number[];
+  /** The commands among `left`: their exit is logged with its status, not as a tree change. */
+  leftCommands: number[];
+  /** Children of gsup (as PID 1) first judged not the tree's in this look: reaped, never signalled. */
+  foreign?: ProcessInfo[];
+}
+
+/**
+ * A process that runs pm2's God: the daemon `pm2 start` leaves behind, or a
+ * `pm2-runtime` in the foreground. It and its apps share a process group; a
+ * signal to that group reaches each app twice (from the kernel, then from
+ * pm2), and pm2 restarts an app signalled behind its back. So signals go to
+ * the manager alone, and a stop of a daemon goes through `pm2 kill`.
+ */
+export interface Pm2Manager {
+  info: ProcessInfo;
+  kind: 'daemon' | 'runtime';
+  /** gsup's own PM2_HOME, where the daemon was proven to be gsup's. */
+  home: string;
+}
+
+/** A signal's way, adjusted for pm2 (Pm2Supervision.route): a value the pure step may hold (its stop rounds). */
+export interface Pm2Route {
+  targets: Target[];
+  /** God daemons to stop with `pm2 kill`. */
+  pm2Kill: Pm2Manager[];
+  /** The managers and every process they run. */
+  managed: Set<number>;
+  /** Each manager and the pids it runs. */
+  runs: Map<Pm2Manager, number[]>;
+}
+
+/** `failing`: it passed, and then failed fewer than `retries` times in a row (not ready; not stopped yet). */
+export type HealthState = 'starting' | 'healthy' | 'failing' | 'unhealthy';
