@@ -58,7 +58,8 @@ module.exports = {
     {
       name: 'machine-on-the-ground',
       severity: 'error',
-      comment: 'machine/ defines the values it speaks of (machine/values.ts): it imports no other room, not even a type.',
+      comment:
+        'machine/ defines the values it speaks of (machine/values.ts): it imports no other room, not even a type.',
       from: { path: PURE },
       to: { path: '^src/', pathNot: [PURE, '^src/platform/types\\.ts$'] },
     },
