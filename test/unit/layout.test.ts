@@ -39,7 +39,9 @@ describe('layout', () => {
       .flatMap((path) =>
         readFileSync(path, 'utf8')
           .split('\n')
-          .flatMap((line, index) => (/\.phase\b/.test(line) ? [`${relative(ROOT, path)}:${index + 1}`] : [])),
+          .flatMap((line, index) =>
+            /\.phase\b|\{[^}]*\bphase\b[^}]*\}\s*=/.test(line) ? [`${relative(ROOT, path)}:${index + 1}`] : [],
+          ),
       );
     expect(readers).toEqual([]);
   });

@@ -58,7 +58,7 @@ export class HealthChecks {
   /** Counts a result and logs it (a change of state at the default level); returns the state it leads to. */
   judge(result: ProbeResult, now: number): HealthState {
     const before = this.verdicts.state;
-    const { state, counted } = this.verdicts.record(result, now);
+    const { state, counted } = this.verdicts.judge(result, now);
     const { retries } = this.config;
     const { detail } = result;
     if (result.ok) this.logger.info('health-ok', `health check passed (${detail})`, { detail });

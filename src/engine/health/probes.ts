@@ -212,7 +212,7 @@ export class HealthVerdicts {
   }
 
   /** Counts one result; returns the state it leads to, and whether the failure counted. */
-  record(result: ProbeResult, now: number): { state: HealthState; counted: boolean } {
+  judge(result: ProbeResult, now: number): { state: HealthState; counted: boolean } {
     this.checked = true;
     if (result.ok) {
       this.started = true;

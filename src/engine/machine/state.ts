@@ -189,7 +189,7 @@ export type Input =
     }
   | { kind: 'reaped'; exits: readonly CommandExit[] }
   | { kind: 'child-gone'; treeGone: boolean }
-  /** A look at the tree; with the route of a stop round when one is due (stopRoundSignal, queries.ts). */
+  /** A look at the tree; with the route of a stop round when one is due (stopRoundSignal, stop-sequence.ts). */
   | { kind: 'looked'; snapshot: Snapshot; commandPgid: number | undefined; route: Route | undefined }
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; unhealthy: boolean }

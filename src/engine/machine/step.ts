@@ -10,7 +10,7 @@ import { beginKilling, beginStop, endStop, newStop, sendStop, stopSignal } from 
 import type { CommandExit } from './values.js';
 
 // Every decision of a supervision, as one pure function: step(state, input, facts) → { state, effects }.
-// It touches nothing: the shell (supervisor.ts) carries out the effects and brings back what happened.
+// It touches nothing: the shell (shell/tables.ts) carries out the effects and brings back what happened.
 
 export { initialState } from './state.js';
 export type { Effect, Facts, Input, MachineConfig, Phase, Route, State, TimerName } from './state.js';

@@ -22,7 +22,7 @@ export interface Snapshot {
   groups: Map<number, ProcessInfo[]>;
   /** Every process on the system, by parent pid. */
   children: Map<number, ProcessInfo[]>;
-  /** Pids that joined / left the tree since the previous scan. */
+  /** Pids that joined / left the tree since the previous look. */
   joined: ProcessInfo[];
   left: number[];
   /** The commands among `left`: their exit is logged with its status, not as a tree change. */

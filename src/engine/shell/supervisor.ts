@@ -66,7 +66,7 @@ class Supervisor implements Shell {
   private readonly loop: EventLoop;
   private readonly effects: Table<Effect, void>;
   private readonly events: Table<EngineEvent, void | Promise<void>>;
-  /** The machine said its end (the `exit` effect): nothing more is taken. */
+  /** The machine said its end (the `end` effect): nothing more is taken. */
   private over = false;
   private result: SupervisorResult = { exitCode: 125, code: null, signal: null, killed: false };
   private resolveDone: (result: SupervisorResult) => void = () => {};

@@ -64,7 +64,8 @@ export interface Shell {
 /**
  * What each effect of the step does in the world, one entry per kind: an
  * effect nobody carries out does not compile. Each carries what it acts on
- * (a stop round its look); the shell holds nothing for the effect to come.
+ * (a stop round its look); the shell holds nothing for the effect to come,
+ * but the last look's names for the kill of the command's group (its summary).
  */
 export function effectTable(shell: Shell): Table<Effect, void> {
   const { parts, timers, logger, options } = shell;

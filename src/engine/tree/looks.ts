@@ -5,7 +5,7 @@ import type { Snapshot } from '../machine/values.js';
  * Looks at the tree on request, never two looks at once, and never sooner
  * after the last one than twice what a look costs (where a look spawns `ps`,
  * its own exit must not call the next). Requests made meanwhile merge into
- * one; each finished look is handed to `done` (as a `tree` event).
+ * one; each finished look is handed to `done` (as a `looked` event).
  */
 export class Looks {
   private running = false;

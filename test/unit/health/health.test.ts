@@ -20,53 +20,53 @@ const failed = { ok: false, detail: 'exit 1' };
 
 describe('HealthVerdicts (Docker’s rules)', () => {
   it('retries failures in a row make it unhealthy; a success in between resets the count', () => {
-    const record = new HealthVerdicts({ ...config, startPeriodMs: 0 });
-    record.reset(0);
-    expect(record.record(failed, 30_001)).toEqual({ state: 'starting', counted: true });
-    expect(record.record(failed, 30_002).state).toBe('starting');
-    expect(record.record(ok, 30_003).state).toBe('healthy');
-    expect(record.record(failed, 30_004)).toEqual({ state: 'failing', counted: true });
-    expect(record.record(failed, 30_005).state).toBe('failing');
-    expect(record.record(failed, 30_006).state).toBe('unhealthy');
+    const verdicts = new HealthVerdicts({ ...config, startPeriodMs: 0 });
+    verdicts.reset(0);
+    expect(verdicts.judge(failed, 30_001)).toEqual({ state: 'starting', counted: true });
+    expect(verdicts.judge(failed, 30_002).state).toBe('starting');
+    expect(verdicts.judge(ok, 30_003).state).toBe('healthy');
+    expect(verdicts.judge(failed, 30_004)).toEqual({ state: 'failing', counted: true });
+    expect(verdicts.judge(failed, 30_005).state).toBe('failing');
+    expect(verdicts.judge(failed, 30_006).state).toBe('unhealthy');
   });
 
   it('failing: one failure after a pass (not ready), healthy again at the next pass', () => {
-    const record = new HealthVerdicts(config);
-    record.reset(0);
-    expect(record.record(ok, 1000).state).toBe('healthy');
-    expect(record.record(failed, 31_000)).toEqual({ state: 'failing', counted: true });
-    expect(record.record(ok, 61_000)).toEqual({ state: 'healthy', counted: false });
-    expect(record.failures).toBe(0);
+    const verdicts = new HealthVerdicts(config);
+    verdicts.reset(0);
+    expect(verdicts.judge(ok, 1000).state).toBe('healthy');
+    expect(verdicts.judge(failed, 31_000)).toEqual({ state: 'failing', counted: true });
+    expect(verdicts.judge(ok, 61_000)).toEqual({ state: 'healthy', counted: false });
+    expect(verdicts.failures).toBe(0);
   });
 
   it('failures in the start period do not count; after it they do', () => {
-    const record = new HealthVerdicts({ ...config, startPeriodMs: 40_000 });
-    record.reset(1000);
+    const verdicts = new HealthVerdicts({ ...config, startPeriodMs: 40_000 });
+    verdicts.reset(1000);
     for (let at = 1000; at < 41_000; at += 5000) {
-      expect(record.record(failed, at)).toEqual({ state: 'starting', counted: false });
+      expect(verdicts.judge(failed, at)).toEqual({ state: 'starting', counted: false });
     }
-    expect(record.record(failed, 41_000)).toEqual({ state: 'starting', counted: true });
+    expect(verdicts.judge(failed, 41_000)).toEqual({ state: 'starting', counted: true });
   });
 
   it('no start period: failures count only from one interval on (when Docker’s first check comes)', () => {
-    const record = new HealthVerdicts({ ...config, startPeriodMs: 0 });
-    record.reset(0);
-    expect(record.record(failed, 1000)).toEqual({ state: 'starting', counted: false });
-    expect(record.record(failed, 29_999)).toEqual({ state: 'starting', counted: false });
-    expect(record.record(failed, 30_000)).toEqual({ state: 'starting', counted: true });
+    const verdicts = new HealthVerdicts({ ...config, startPeriodMs: 0 });
+    verdicts.reset(0);
+    expect(verdicts.judge(failed, 1000)).toEqual({ state: 'starting', counted: false });
+    expect(verdicts.judge(failed, 29_999)).toEqual({ state: 'starting', counted: false });
+    expect(verdicts.judge(failed, 30_000)).toEqual({ state: 'starting', counted: true });
   });
 
   it('the schedule: the first check within a second, then the start interval until a pass (or one interval), then the interval', () => {
-    const record = new HealthVerdicts({ ...config, startPeriodMs: 0 });
-    record.reset(0);
-    expect(record.nextIntervalMs(0)).toBe(1000);
-    record.record(failed, 1000);
-    expect(record.nextIntervalMs(1000)).toBe(5000);
-    record.record(failed, 31_000);
-    expect(record.nextIntervalMs(31_000)).toBe(30_000);
-    record.reset(100_000);
-    record.record(ok, 101_000);
-    expect(record.nextIntervalMs(101_000)).toBe(30_000);
+    const verdicts = new HealthVerdicts({ ...config, startPeriodMs: 0 });
+    verdicts.reset(0);
+    expect(verdicts.nextIntervalMs(0)).toBe(1000);
+    verdicts.judge(failed, 1000);
+    expect(verdicts.nextIntervalMs(1000)).toBe(5000);
+    verdicts.judge(failed, 31_000);
+    expect(verdicts.nextIntervalMs(31_000)).toBe(30_000);
+    verdicts.reset(100_000);
+    verdicts.judge(ok, 101_000);
+    expect(verdicts.nextIntervalMs(101_000)).toBe(30_000);
     // Never later than the interval or the start interval allow.
     const quick = new HealthVerdicts({ ...config, intervalMs: 100, startIntervalMs: 5000 });
     quick.reset(0);
@@ -77,19 +77,19 @@ describe('HealthVerdicts (Docker’s rules)', () => {
   });
 
   it('a success ends the start period at once', () => {
-    const record = new HealthVerdicts({ ...config, retries: 1 });
-    record.reset(0);
-    record.record(ok, 100);
-    expect(record.record(failed, 200).state).toBe('unhealthy');
+    const verdicts = new HealthVerdicts({ ...config, retries: 1 });
+    verdicts.reset(0);
+    verdicts.judge(ok, 100);
+    expect(verdicts.judge(failed, 200).state).toBe('unhealthy');
   });
 
   it('a new run starts the start period again', () => {
-    const record = new HealthVerdicts({ ...config, retries: 1 });
-    record.reset(0);
-    record.record(ok, 100);
-    record.reset(20_000);
-    expect(record.record(failed, 20_100)).toEqual({ state: 'starting', counted: false });
-    expect(record.nextIntervalMs(20_100)).toBe(5000);
+    const verdicts = new HealthVerdicts({ ...config, retries: 1 });
+    verdicts.reset(0);
+    verdicts.judge(ok, 100);
+    verdicts.reset(20_000);
+    expect(verdicts.judge(failed, 20_100)).toEqual({ state: 'starting', counted: false });
+    expect(verdicts.nextIntervalMs(20_100)).toBe(5000);
   });
 });
 
