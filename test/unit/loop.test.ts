@@ -12,7 +12,9 @@ import { FakePlatform } from '../helpers/fake-platform.js';
 const GSUP = process.pid;
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance'] });
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance', 'hrtime'],
+  });
 });
 afterEach(async (context) => {
   // The golden transcript of each scenario: what was signalled (or refused), logged and returned.

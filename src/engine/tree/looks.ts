@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../platform/clock.js';
 import type { ProcessTree, TreeSnapshot } from './tree.js';
 
 /**
@@ -29,7 +30,7 @@ export class ScanScheduler {
   /** A look within `delayMs` (0: as soon as allowed). */
   request(delayMs = 0): void {
     if (this.abort.aborted) return;
-    const at = Math.max(performance.now() + delayMs, this.lastEnd + 2 * this.lastCost);
+    const at = Math.max(monotonicMs() + delayMs, this.lastEnd + 2 * this.lastCost);
     if (this.running) {
       this.dueAt = Math.min(this.dueAt, at);
       return;
@@ -37,7 +38,7 @@ export class ScanScheduler {
     if ((this.timer || this.immediate) && at >= this.dueAt) return;
     this.cancel();
     this.dueAt = at;
-    const wait = at - performance.now();
+    const wait = at - monotonicMs();
     // Due now: the next turn of the loop, not a timer's millisecond.
     if (wait <= 0) this.immediate = setImmediate(() => this.run());
     else this.timer = setTimeout(() => this.run(), wait);
@@ -45,7 +46,7 @@ export class ScanScheduler {
 
   /** Is the newest snapshot at most `ms` old? */
   fresh(ms: number): boolean {
-    return performance.now() - this.takenAt <= ms;
+    return monotonicMs() - this.takenAt <= ms;
   }
 
   private cancel(): void {
@@ -60,11 +61,11 @@ export class ScanScheduler {
     this.immediate = undefined;
     this.dueAt = Infinity;
     this.running = true;
-    const started = performance.now();
+    const started = monotonicMs();
     this.tree.scan().then(
       (snapshot) => {
         this.running = false;
-        this.lastEnd = performance.now();
+        this.lastEnd = monotonicMs();
         this.lastCost = this.lastEnd - started;
         this.takenAt = started;
         this.latest = snapshot;
@@ -72,7 +73,7 @@ export class ScanScheduler {
         if (this.dueAt !== Infinity) {
           const at = this.dueAt;
           this.dueAt = Infinity;
-          this.request(Math.max(0, at - performance.now()));
+          this.request(Math.max(0, at - monotonicMs()));
         }
         this.done(snapshot);
       },
