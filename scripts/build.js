@@ -23,15 +23,24 @@ const common = {
 // only when the command line has options of gsup's own.
 // The signal inbox too: bin/gsup.cjs loads it first, so that no signal finds
 // gsup without a handler while the rest loads; the CLI shares that instance.
+// flags.cjs comes through the inbox's loader, with its code cache (src/code-cache.ts).
 const filesApart = {
   name: 'files-apart',
   setup(build) {
-    build.onResolve({ filter: /\/flags\.js$/ }, () => ({ path: './flags.cjs', external: true }));
+    build.onResolve({ filter: /\/flags\.js$/ }, () => ({ path: 'flags', namespace: 'cached' }));
+    build.onLoad({ filter: /^flags$/, namespace: 'cached' }, () => ({
+      contents:
+        "module.exports = require('./inbox.js').loadBundle(require('node:path').join(__dirname, 'flags.cjs')).exports;",
+      loader: 'js',
+    }));
     build.onResolve({ filter: /^\.\/inbox\.js$/ }, () => ({ path: './inbox.cjs', external: true }));
   },
 };
 // import.meta.url in a CommonJS bundle: where koffi is looked for (beside this file).
+// import() as require(): in a CommonJS file import() starts the ES module loader, which costs, and in a
+// bundle compiled by node:vm (src/code-cache.ts) it has no loader to call at all.
 const moduleUrl = {
+  supported: { 'dynamic-import': false },
   define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
   banner: { js: "const __gsupModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 };
@@ -63,6 +72,21 @@ await build({
     js: "import { createRequire as __gsupCreateRequire } from 'node:module'; const require = __gsupCreateRequire(import.meta.url);",
   },
 });
+// V8's code cache of the CLI's bundles, made by one start of each kind (scripts/code-cache.cjs). Without
+// it gsup works the same, only slower to start: a failure here is a warning.
+for (const which of ['cli', 'flags']) {
+  try {
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS; // as gsup runs: without them (apart.ts), so V8's flags are the same
+    execFileSync(process.execPath, [new URL('scripts/code-cache.cjs', root).pathname, which], {
+      cwd: root,
+      env,
+      stdio: 'inherit',
+    });
+  } catch (error) {
+    console.warn(`build: no code cache for ${which}.cjs (${error.message.split('\n')[0]}): gsup starts slower`);
+  }
+}
 execFileSync(
   process.execPath,
   [new URL('node_modules/typescript/bin/tsc', root).pathname, '-p', 'tsconfig.build.json'],

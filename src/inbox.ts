@@ -24,6 +24,7 @@ export interface SignalInbox {
 }
 
 export { apart } from './apart.js';
+export { loadBundle, loadedBundles, writeCodeCache } from './code-cache.js';
 
 export function listen(carried: Carried = { held: [], armed: false }): SignalInbox {
   // gsup allocates little and seldom: V8's heap sized for memory, not speed. Set
