@@ -11,8 +11,8 @@ const flags = which === 'flags' ? ['--stop-delay', '0'] : [];
 apart((carried) => {
   const inbox = listen(carried);
   loadBundle(join(__dirname, '..', 'dist', 'cli.cjs'))
-    // No V8 flag changed (a start sets one once its command runs): a cache is taken only under the flags it was made with.
-    .exports.main([...flags, '--', process.execPath, '-e', '0'], inbox, async () => {})
+    // No V8 flag changed (a start sets one a second in: cli.ts): a cache is taken only under the flags it was made with.
+    .exports.main([...flags, '--', process.execPath, '-e', '0'], inbox, () => {})
     .then((code) => {
       for (const bundle of loadedBundles) if (bundle.file.endsWith(`${which}.cjs`)) writeCodeCache(bundle);
       process.exit(code);

@@ -14,19 +14,23 @@ import { terminationLogPath, terminationMessage, TerminationNotes, writeTerminat
 
 declare const GSUP_VERSION: string;
 
+// A second after the start (see heapForMemory).
+const HEAP_FOR_MEMORY_AFTER_MS = 1000;
+
 /**
  * gsup allocates little and seldom: V8's heap sized for memory, not speed (as
  * PID 1 under churn its plateau was 14.5 MiB with it, 16.4 without:
- * bench/soak.js). Set once the command runs, not first thing: V8 refuses the
- * code cache of whatever is compiled after its flags change, Node's for its
- * own modules (node:child_process alone then costs 3 ms more) and the build's
- * for dist/ (src/code-cache.ts).
+ * bench/soak.js). Set a second after the start, not first thing: V8 refuses
+ * the code cache of whatever is compiled after its flags change, Node's for
+ * its own modules (node:child_process alone then costs 3 ms more) and the
+ * build's for dist/ (src/code-cache.ts); and the start pays only for starting.
  */
-async function heapForMemory(): Promise<void> {
-  (await import('node:v8')).setFlagsFromString('--optimize-for-size');
+function heapForMemory(): void {
+  const set = () => void import('node:v8').then((v8) => v8.setFlagsFromString('--optimize-for-size'));
+  setTimeout(set, HEAP_FOR_MEMORY_AFTER_MS).unref();
 }
 
-async function run(options: CliOptions, inbox: SignalInbox, started: () => Promise<void>): Promise<number> {
+async function run(options: CliOptions, inbox: SignalInbox, started: () => void): Promise<number> {
   const { command, args, verbosity, logFormat, status, grace, pdeathsig, terminationLog, ...config } = options;
   const logger = await createLogger({ verbosity, format: logFormat });
   // Checked before anything runs (resolved against the start directory: gsup moves to / below).
@@ -77,7 +81,7 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => Promi
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
     terminal: true,
   });
-  await started();
+  started();
   // The handlers stay until gsup exits: a signal now must not end gsup and replace the command's status.
   const result = await handle.exited;
   if (result.error) {
@@ -153,7 +157,7 @@ function say(line: string): void {
 export async function main(
   argv: string[] = process.argv.slice(2),
   inbox: SignalInbox = listen(),
-  started: () => Promise<void> = heapForMemory,
+  started: () => void = heapForMemory,
 ): Promise<number> {
   const version = typeof GSUP_VERSION === 'string' ? GSUP_VERSION : '0.0.0';
   try {
