@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -10,6 +11,9 @@ import { Script } from 'node:vm';
  * gsup's own start-up otherwise. A cache is used only with the very source
  * it was made from (V8 checks no more than its length), and a Node whose V8
  * or flags differ rejects it: the bundle is then compiled as require() does.
+ * This file is a bundle of its own (dist/code-cache.cjs), the first that
+ * bin/gsup.cjs loads; each bundle it loads goes into require's cache, so
+ * that a require() of it from another bundle finds this very instance.
  */
 export interface Bundle {
   readonly file: string;
@@ -27,12 +31,21 @@ export const loadedBundles: Bundle[] = [];
 
 export function loadBundle(file: string): Bundle {
   const source = readFileSync(file);
-  const script = new Script(`${WRAP[0]}${source.toString('utf8')}${WRAP[1]}`, {
+  // The build escapes what is not ASCII (scripts/build.js): latin1 is then the same text, read faster.
+  const text = source.toString(isAscii(source) ? 'latin1' : 'utf8');
+  const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData: cacheFor(file, source) });
+  const require = createRequire(file);
+  const module = {
+    id: file,
     filename: file,
-    cachedData: cacheFor(file, source),
-  });
-  const module = { exports: {} as Record<string, unknown> };
-  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
+    loaded: false,
+    exports: {} as Record<string, unknown>,
+    children: [],
+    paths: [],
+  };
+  script.runInThisContext()(module.exports, require, module, file, dirname(file));
+  module.loaded = true;
+  require.cache[file] = module as unknown as NodeJS.Module;
   const bundle = { file, exports: module.exports, script, source };
   loadedBundles.push(bundle);
   return bundle;

@@ -23,7 +23,6 @@ export interface SignalInbox {
 }
 
 export { apart } from './apart.js';
-export { loadBundle, loadedBundles, writeCodeCache } from './code-cache.js';
 
 export function listen(carried: Carried = { held: [], armed: false }): SignalInbox {
   const held: SignalName[] = [...carried.held];

@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/gsup.js';
 
-// The build's code cache (scripts/code-cache.cjs) of the CLI and of commander's bundle: taken by the
-// Node that built it, loaded as bin/gsup.cjs loads them (after the inbox set V8's flags).
+// The build's code cache (scripts/code-cache.cjs) of the inbox, the CLI and commander's bundle: taken
+// by the Node that built it, loaded as bin/gsup.cjs loads them.
 describe('the code cache of dist/', () => {
-  it('cli.cjs and flags.cjs each have one, and V8 takes both', () => {
-    for (const name of ['cli', 'flags']) expect(existsSync(join(ROOT, 'dist', `${name}.cjs.cache`))).toBe(true);
+  it('inbox.cjs, cli.cjs and flags.cjs each have one, and V8 takes each', () => {
+    for (const name of ['inbox', 'cli', 'flags'])
+      expect(existsSync(join(ROOT, 'dist', `${name}.cjs.cache`))).toBe(true);
     const script = `
-      const { apart, listen, loadBundle, loadedBundles } = require(${JSON.stringify(join(ROOT, 'dist/inbox.cjs'))});
+      const { loadBundle, loadedBundles } = require(${JSON.stringify(join(ROOT, 'dist/code-cache.cjs'))});
+      const { apart, listen } = loadBundle(${JSON.stringify(join(ROOT, 'dist/inbox.cjs'))}).exports;
       apart((carried) => {
         const inbox = listen(carried);
         loadBundle(${JSON.stringify(join(ROOT, 'dist/cli.cjs'))}).exports.main(['--stop-delay', '0', '--', 'true'], inbox)
@@ -22,6 +24,7 @@ describe('the code cache of dist/', () => {
     const { NODE_OPTIONS: _, ...env } = process.env;
     const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', env });
     expect(JSON.parse(out)).toEqual([
+      ['inbox.cjs', false],
       ['cli.cjs', false],
       ['flags.cjs', false],
     ]);

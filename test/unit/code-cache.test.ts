@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadBundle, writeCodeCache } from '../../src/code-cache.js';
@@ -26,6 +27,14 @@ describe('a bundle with its code cache', () => {
     expect((loaded.exports.answer as () => number)()).toBe(41);
     expect(loaded.exports.where).toEqual([file, dir.path, 'function']);
     expect(loaded.script.cachedDataRejected).toBeUndefined(); // no cache beside it: none given to V8
+    // A require() of it from another bundle finds this very instance, as it would a required module.
+    expect(createRequire(file)(file)).toBe(loaded.exports);
+  });
+
+  it('reads UTF-8 where the text is not ASCII', () => {
+    const file = join(dir.path, 'text.cjs');
+    writeFileSync(file, "exports.word = 'café';\n");
+    expect(loadBundle(file).exports.word).toBe('café');
   });
 
   it('takes the cache written after a start; one made for another source of the same length is not given to V8', () => {
