@@ -56,8 +56,8 @@ export function killLine(who: string, verdict: KillVerdict, reading: OomReading 
  * gsup's own memory cgroup, read at start, just after the first spawn (the
  * dead process is gone when its death is seen; in a container the tree
  * shares gsup's cgroup, and v2 counts a child cgroup's kills in its
- * parents'). The reads are small asynchronous
- * file reads, one at a time, after the death is known: never on the signal path.
+ * parents'). The reads are small asynchronous file reads, one at a time,
+ * after the death is known: never on the signal path.
  */
 export class Deaths {
   /** gsup has sent SIGKILL since this run began (kill rounds): the SIGKILL deaths are its own. */
