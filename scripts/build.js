@@ -2,7 +2,7 @@
 // type declarations. The CLI is CommonJS: Node 20 loads it ~10 ms faster than
 // an ES module, and start-up is most of what `gsup -- true` costs.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url);
@@ -21,20 +21,37 @@ const common = {
 };
 // commander (two thirds of the CLI's code) lives in a file of its own, read
 // only when the command line has options of gsup's own.
-// The signal inbox too: bin/gsup.cjs loads it first, so that no signal finds
-// gsup without a handler while the rest loads; the CLI shares that instance.
+// The signal inbox too: bin/gsup.cjs loads it first (after the loader, code-cache.cjs), so that no signal
+// finds gsup without a handler while the rest loads; the CLI shares that instance.
+// flags.cjs comes through the loader, with its code cache (src/code-cache.ts).
 const filesApart = {
   name: 'files-apart',
   setup(build) {
-    build.onResolve({ filter: /\/flags\.js$/ }, () => ({ path: './flags.cjs', external: true }));
+    build.onResolve({ filter: /\/flags\.js$/ }, () => ({ path: 'flags', namespace: 'cached' }));
+    build.onLoad({ filter: /^flags$/, namespace: 'cached' }, () => ({
+      contents:
+        "module.exports = require('./code-cache.cjs').loadBundle(require('node:path').join(__dirname, 'flags.cjs')).exports;",
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /^\.\/code-cache\.cjs$/ }, () => ({ path: './code-cache.cjs', external: true }));
     build.onResolve({ filter: /^\.\/inbox\.js$/ }, () => ({ path: './inbox.cjs', external: true }));
   },
 };
 // import.meta.url in a CommonJS bundle: where koffi is looked for (beside this file).
+// import() as require(): in a CommonJS file import() starts the ES module loader, which costs, and in a
+// bundle compiled by node:vm (src/code-cache.ts) it has no loader to call at all.
 const moduleUrl = {
+  supported: { 'dynamic-import': false },
   define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
   banner: { js: "const __gsupModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 };
+await build({
+  ...common,
+  entryPoints: { 'code-cache': 'src/code-cache.ts' },
+  outExtension: { '.js': '.cjs' },
+  outdir: 'dist',
+  format: 'cjs',
+});
 await build({
   ...common,
   entryPoints: { flags: 'src/options/flags.ts', inbox: 'src/inbox.ts' },
@@ -63,6 +80,29 @@ await build({
     js: "import { createRequire as __gsupCreateRequire } from 'node:module'; const require = __gsupCreateRequire(import.meta.url);",
   },
 });
+// ASCII only: esbuild escapes the rest in strings and names, not in the comments it keeps; escaped
+// there too, a bundle reads as latin1, twice as fast as UTF-8 (src/code-cache.ts).
+for (const name of ['code-cache', 'inbox', 'cli', 'flags']) {
+  const file = new URL(`dist/${name}.cjs`, root);
+  const text = readFileSync(file, 'utf8');
+  const escape = (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  writeFileSync(file, text.replace(/[^\x00-\x7f]/g, escape));
+}
+// V8's code cache of the CLI's bundles, made by one start of each kind (scripts/code-cache.cjs). Without
+// it gsup works the same, only slower to start: a failure here is a warning.
+for (const which of ['cli', 'flags']) {
+  try {
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS; // as gsup runs: without them (apart.ts), so V8's flags are the same
+    execFileSync(process.execPath, [new URL('scripts/code-cache.cjs', root).pathname, which], {
+      cwd: root,
+      env,
+      stdio: 'inherit',
+    });
+  } catch (error) {
+    console.warn(`build: no code cache for ${which}.cjs (${error.message.split('\n')[0]}): gsup starts slower`);
+  }
+}
 execFileSync(
   process.execPath,
   [new URL('node_modules/typescript/bin/tsc', root).pathname, '-p', 'tsconfig.build.json'],

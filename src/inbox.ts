@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import type { Carried } from './apart.js';
 import { handOverStopSignals } from './platform/stop-handover.js';
 import type { SignalName } from './platform/types.js';
@@ -26,10 +25,6 @@ export interface SignalInbox {
 export { apart } from './apart.js';
 
 export function listen(carried: Carried = { held: [], armed: false }): SignalInbox {
-  // gsup allocates little and seldom: V8's heap sized for memory, not speed. Set
-  // first thing, before anything is compiled; as PID 1 under churn its plateau
-  // was 14.5 MiB with it, 16.4 without (bench/soak.js, side by side).
-  setFlagsFromString('--optimize-for-size');
   const held: SignalName[] = [...carried.held];
   let listener: ((signal: SignalName) => void) | undefined;
   const receive = (signal: SignalName) => (listener ? listener(signal) : held.push(signal));

@@ -31,7 +31,10 @@ describe('the npm package', () => {
   it('holds the bin, the built code, README and LICENSE, and no sources or tests', () => {
     for (const file of [
       'bin/gsup.cjs',
+      'dist/code-cache.cjs',
+      'dist/inbox.cjs',
       'dist/cli.cjs',
+      'dist/cli.cjs.cache',
       'dist/flags.cjs',
       'dist/index.js',
       'dist/index.d.ts',

@@ -53,10 +53,11 @@ export function killLine(who: string, verdict: KillVerdict, reading: OomReading 
 
 /**
  * Checks each SIGKILL death gsup did not send against the OOM count of
- * gsup's own memory cgroup, read at start (the dead process is gone when its
- * death is seen; in a container the tree shares gsup's cgroup, and v2 counts
- * a child cgroup's kills in its parents'). The reads are small asynchronous
- * file reads, one at a time, after the death is known: never on the signal path.
+ * gsup's own memory cgroup, read at start, just after the first spawn (the
+ * dead process is gone when its death is seen; in a container the tree
+ * shares gsup's cgroup, and v2 counts a child cgroup's kills in its
+ * parents'). The reads are small asynchronous file reads, one at a time,
+ * after the death is known: never on the signal path.
  */
 export class Deaths {
   /** gsup has sent SIGKILL since this run began (kill rounds): the SIGKILL deaths are its own. */
@@ -64,18 +65,18 @@ export class Deaths {
   /** What gsup forwarded to this run (a rule may make a signal SIGKILL). */
   private sent: ReadonlySet<SignalName> = new Set();
   private counted: number | undefined;
-  private readonly cgroup: Promise<MemoryCgroup | undefined>;
+  /** Looked for at the first run's spawn: the command does not wait for it. */
+  private cgroup?: Promise<MemoryCgroup | undefined>;
   /** The checks, one after the other (each consumes the count the last left). */
-  private chain: Promise<void>;
+  private chain: Promise<void> = Promise.resolve();
+  /** Checks not said yet: none, and the end waits for no read (the count at start may still be on its way). */
+  private checks = 0;
 
   constructor(
     private readonly platform: Platform,
     private readonly logger: Logger,
     private readonly status: StatusBoard | undefined,
-  ) {
-    this.cgroup = (platform.ownMemoryCgroup?.() ?? Promise.resolve(undefined)).catch(() => undefined);
-    this.chain = this.resync();
-  }
+  ) {}
 
   /** gsup sends SIGKILL (the kill timeout, a third stop signal, a stop signal rewritten to SIGKILL). */
   gsupKills(): void {
@@ -88,7 +89,9 @@ export class Deaths {
    * while gsup killed is no later death's.
    */
   newRun(sent: ReadonlySet<SignalName>): void {
-    const resync = this.killing || this.sent.has('SIGKILL');
+    const first = this.cgroup === undefined;
+    this.cgroup ??= (this.platform.ownMemoryCgroup?.() ?? Promise.resolve(undefined)).catch(() => undefined);
+    const resync = first || this.killing || this.sent.has('SIGKILL');
     this.killing = false;
     this.sent = sent;
     if (resync) this.chain = this.chain.then(() => this.resync()).catch(() => {});
@@ -103,7 +106,11 @@ export class Deaths {
   sigkilled(pid: number | undefined, what: string, command: boolean): void {
     if (this.killing || this.sent.has('SIGKILL')) return;
     const who = command ? `the command (pid ${pid ?? '-'}: ${clip(what)})` : `pid ${pid} (${what || '?'})`;
-    this.chain = this.chain.then(() => this.check(who, pid, command)).catch(() => {});
+    this.checks++;
+    this.chain = this.chain
+      .then(() => this.check(who, pid, command))
+      .catch(() => {})
+      .finally(() => this.checks--);
   }
 
   private async check(who: string, pid: number | undefined, command: boolean): Promise<void> {
@@ -126,6 +133,7 @@ export class Deaths {
 
   /** Every check said (at gsup's end, before the exit), or a second gone by. */
   settled(): Promise<void> {
+    if (this.checks === 0) return Promise.resolve();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
     return Promise.race([this.chain, late]).finally(() => clearTimeout(timer));

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../platform/clock.js';
 import type { Logger } from '../../log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import { send } from './deliver.js';
@@ -154,7 +155,7 @@ export class Forwarder {
    */
   private otherRootsPossible(facts: ForwardFacts): boolean {
     // Asked once per forward: under a flood, one answer serves for a moment.
-    const now = performance.now();
+    const now = monotonicMs();
     if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
     const { reaping, managers, nodeChildren } = facts;
     // gsup's children, where they can be told cheaply (not without /proc/PID/task/TID/children: a look then).

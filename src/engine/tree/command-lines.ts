@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../platform/clock.js';
 import type { Platform, ProcessInfo } from '../../platform/index.js';
 
 // A read of /proc/PID/cmdline can block for as long as its process is stuck
@@ -50,7 +51,7 @@ export class CommandLines {
    */
   learn(infos: Iterable<ProcessInfo>): Promise<void> {
     const awaited = new Set<string>();
-    const now = performance.now();
+    const now = monotonicMs();
     for (const info of infos) {
       const key = keyOf(info);
       if (this.known.has(key)) continue;
@@ -122,7 +123,7 @@ export class CommandLines {
     while (this.reading.size < READERS && this.queue.size > 0) {
       const [key, info] = this.queue.entries().next().value as [string, ProcessInfo];
       this.queue.delete(key);
-      this.reading.set(key, performance.now());
+      this.reading.set(key, monotonicMs());
       void this.platform.readCommandLine(info.pid).then((line) => {
         this.reading.delete(key);
         // Gone before it could be read: its name stands for it. Forgotten meanwhile: not kept.

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../platform/clock.js';
 import type { ProcessTree } from './tree.js';
 import type { Snapshot } from '../machine/values.js';
 
@@ -30,7 +31,7 @@ export class Looks {
   /** A look within `delayMs` (0: as soon as allowed). */
   take(delayMs = 0): void {
     if (this.abort.aborted) return;
-    const at = Math.max(performance.now() + delayMs, this.lastEnd + 2 * this.lastCost);
+    const at = Math.max(monotonicMs() + delayMs, this.lastEnd + 2 * this.lastCost);
     if (this.running) {
       this.dueAt = Math.min(this.dueAt, at);
       return;
@@ -38,7 +39,7 @@ export class Looks {
     if ((this.timer || this.immediate) && at >= this.dueAt) return;
     this.cancel();
     this.dueAt = at;
-    const wait = at - performance.now();
+    const wait = at - monotonicMs();
     // Due now: the next turn of the loop, not a timer's millisecond.
     if (wait <= 0) this.immediate = setImmediate(() => this.run());
     else this.timer = setTimeout(() => this.run(), wait);
@@ -46,7 +47,7 @@ export class Looks {
 
   /** Is the newest snapshot at most `ms` old? */
   fresh(ms: number): boolean {
-    return performance.now() - this.takenAt <= ms;
+    return monotonicMs() - this.takenAt <= ms;
   }
 
   private cancel(): void {
@@ -61,11 +62,11 @@ export class Looks {
     this.immediate = undefined;
     this.dueAt = Infinity;
     this.running = true;
-    const started = performance.now();
+    const started = monotonicMs();
     this.tree.look().then(
       (snapshot) => {
         this.running = false;
-        this.lastEnd = performance.now();
+        this.lastEnd = monotonicMs();
         this.lastCost = this.lastEnd - started;
         this.takenAt = started;
         this.last = snapshot;
@@ -73,7 +74,7 @@ export class Looks {
         if (this.dueAt !== Infinity) {
           const at = this.dueAt;
           this.dueAt = Infinity;
-          this.take(Math.max(0, at - performance.now()));
+          this.take(Math.max(0, at - monotonicMs()));
         }
         this.done(snapshot);
       },

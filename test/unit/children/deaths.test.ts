@@ -107,10 +107,28 @@ describe('a SIGKILL gsup did not send', () => {
     return { lines, status, deaths: new Deaths(platform, logger, status) };
   }
 
+  it('the end waits for the checks, not for the count at start (still on its way: gsup exits at once)', async () => {
+    const platform = new FakePlatform();
+    const never = new Promise<never>(() => {});
+    Object.assign(platform, { ownMemoryCgroup: () => never, readMemoryCgroup: () => never });
+    const watch = new Deaths(platform, new Logger({ write: () => {} }), undefined);
+    watch.newRun(new Set()); // the first spawn: the count at start is read
+    let settled = false;
+    void watch.settled().then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(true);
+    watch.sigkilled(10, 'node app.js', true);
+    settled = false;
+    void watch.settled().then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(settled).toBe(false); // a check waits (a second at most)
+  });
+
   it("an OOM kill: one warning, counted; gsup's own SIGKILLs (and a forwarded one) say nothing", async () => {
     let count = 4;
     const { lines, status, deaths: watch } = deaths(() => count);
-    await watch.settled(); // the count at start: 4
+    watch.newRun(new Set()); // the first spawn: the count at start (4) is read
+    await new Promise((resolve) => setTimeout(resolve, 0));
     count = 5;
     watch.sigkilled(10, 'node app.js', true);
     await watch.settled();

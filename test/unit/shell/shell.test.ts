@@ -13,7 +13,9 @@ import type { CommandExit } from '../../../src/engine/machine/values.js';
 
 /** The loop's scenarios: fake timers, so that time passes only when a test says so. */
 const onFakeClock = () => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance'] });
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date', 'performance', 'hrtime'],
+  });
 };
 afterEach(async (context) => {
   // The golden transcript of each scenario: what was signalled (or refused), logged and returned.

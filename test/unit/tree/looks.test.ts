@@ -12,7 +12,9 @@ const advance = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
 let controller: AbortController;
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance'] });
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance', 'hrtime'],
+  });
   controller = new AbortController();
 });
 afterEach(() => {

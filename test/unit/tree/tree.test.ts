@@ -135,6 +135,8 @@ describe('CommandLines: read ahead, off the loop, never waited for long', () => 
     expect(performance.now() - started).toBeLessThan(1000);
     expect(lines.of(stuck[0])).toBeUndefined();
     expect(lines.describe(stuck[0])).toBe('[node]');
+    // libuv's timers run on a coarser clock and may fire a moment before 100 ms: both reads surely past it.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     // Every reader stuck: nothing new can be read now, and nothing is waited for (settled within microtasks, no timer).
     let settled = false;
     void lines.learn([...stuck, plain]).then(() => (settled = true));

@@ -1,0 +1,71 @@
+import { isAscii } from 'node:buffer';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { Script } from 'node:vm';
+
+/**
+ * gsup's own CommonJS bundles (dist/NAME.cjs) loaded as require() would,
+ * with V8's code cache the build wrote beside each (NAME.cjs.cache, see
+ * scripts/code-cache.cjs): what a start runs comes compiled, a third of
+ * gsup's own start-up otherwise. A cache is used only with the very source
+ * it was made from (V8 checks no more than its length), and a Node whose V8
+ * or flags differ rejects it: the bundle is then compiled as require() does.
+ * This file is a bundle of its own (dist/code-cache.cjs), the first that
+ * bin/gsup.cjs loads; each bundle it loads goes into require's cache, so
+ * that a require() of it from another bundle finds this very instance.
+ */
+export interface Bundle {
+  readonly file: string;
+  readonly exports: Record<string, unknown>;
+  readonly script: Script;
+  readonly source: Buffer;
+}
+
+const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', '\n});'];
+// The cache file: the source's length (4 bytes), the source, then V8's data.
+const LENGTH_BYTES = 4;
+
+/** Every bundle loaded so far, for the build to write their caches after a start (scripts/code-cache.cjs). */
+export const loadedBundles: Bundle[] = [];
+
+export function loadBundle(file: string): Bundle {
+  const source = readFileSync(file);
+  // The build escapes what is not ASCII (scripts/build.js): latin1 is then the same text, read faster.
+  const text = source.toString(isAscii(source) ? 'latin1' : 'utf8');
+  const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData: cacheFor(file, source) });
+  const require = createRequire(file);
+  const module = {
+    id: file,
+    filename: file,
+    loaded: false,
+    exports: {} as Record<string, unknown>,
+    children: [],
+    paths: [],
+  };
+  script.runInThisContext()(module.exports, require, module, file, dirname(file));
+  module.loaded = true;
+  require.cache[file] = module as unknown as NodeJS.Module;
+  const bundle = { file, exports: module.exports, script, source };
+  loadedBundles.push(bundle);
+  return bundle;
+}
+
+function cacheFor(file: string, source: Buffer): Buffer | undefined {
+  let cache: Buffer;
+  try {
+    cache = readFileSync(`${file}.cache`);
+  } catch {
+    return undefined; // none built (Windows, a build that could not run gsup): compiled as usual
+  }
+  if (cache.length < LENGTH_BYTES || cache.readUInt32LE(0) !== source.length) return undefined;
+  const made = cache.subarray(LENGTH_BYTES, LENGTH_BYTES + source.length);
+  return made.equals(source) ? cache.subarray(LENGTH_BYTES + source.length) : undefined;
+}
+
+/** The build's: after a start has run, what V8 compiled for the bundle, with the source it is for. */
+export function writeCodeCache(bundle: Bundle): void {
+  const length = Buffer.alloc(LENGTH_BYTES);
+  length.writeUInt32LE(bundle.source.length);
+  writeFileSync(`${bundle.file}.cache`, Buffer.concat([length, bundle.source, bundle.script.createCachedData()]));
+}

@@ -1,0 +1,53 @@
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadBundle, writeCodeCache } from '../../src/code-cache.js';
+import { tempDir } from '../helpers/gsup.js';
+
+// dist/*.cjs with V8's code cache (src/code-cache.ts): loaded as require() would, and a cache used only
+// with the very source it was made from.
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+const bundle = (name: string, answer: number) => {
+  const file = join(dir.path, name);
+  writeFileSync(
+    file,
+    `exports.answer = () => ${answer};\nexports.where = [__filename, __dirname, typeof require('./near.cjs').near];\n`,
+  );
+  return file;
+};
+writeFileSync(join(dir.path, 'near.cjs'), 'exports.near = () => 1;\n');
+
+describe('a bundle with its code cache', () => {
+  it('is loaded as require() would load it: its exports, __filename, __dirname, a require beside it', () => {
+    const file = bundle('plain.cjs', 41);
+    const loaded = loadBundle(file);
+    expect((loaded.exports.answer as () => number)()).toBe(41);
+    expect(loaded.exports.where).toEqual([file, dir.path, 'function']);
+    expect(loaded.script.cachedDataRejected).toBeUndefined(); // no cache beside it: none given to V8
+    // A require() of it from another bundle finds this very instance, as it would a required module.
+    expect(createRequire(file)(file)).toBe(loaded.exports);
+  });
+
+  it('reads UTF-8 where the text is not ASCII', () => {
+    const file = join(dir.path, 'text.cjs');
+    writeFileSync(file, "exports.word = 'café';\n");
+    expect(loadBundle(file).exports.word).toBe('café');
+  });
+
+  it('takes the cache written after a start; one made for another source of the same length is not given to V8', () => {
+    const file = bundle('cached.cjs', 42);
+    const first = loadBundle(file);
+    (first.exports.answer as () => number)(); // compiled now: in the cache
+    writeCodeCache(first);
+    const again = loadBundle(file);
+    expect(again.script.cachedDataRejected).toBe(false);
+    expect((again.exports.answer as () => number)()).toBe(42);
+    bundle('cached.cjs', 43); // the same length: V8 alone would take the old cache
+    const changed = loadBundle(file);
+    expect(changed.script.cachedDataRejected).toBeUndefined();
+    expect((changed.exports.answer as () => number)()).toBe(43);
+  });
+});
