@@ -82,7 +82,7 @@ async function lookCost(gsupPid) {
   const { ProcessTree } = await tsImport('../src/engine/tree/tree.ts', import.meta.url);
   const { linuxPlatform } = await tsImport('../src/platform/linux.ts', import.meta.url);
   const tree = new ProcessTree(linuxPlatform, gsupPid);
-  return timedAsync(() => tree.scan());
+  return timedAsync(() => tree.look());
 }
 
 async function stopAtScale(count) {
