@@ -61,7 +61,7 @@ function start(state: In<'starting'>, stopFirst: SignalName | undefined, facts: 
   return done(state.tally, { code: null, signal: stopFirst }, 128 + facts.signalNumber(stopFirst), out);
 }
 
-// ── the tree, children, timers, health ────────────────────────────────────
+// The tree, children, timers, health.
 
 /**
  * Exits gsup reaped. Staying for daemons (`auto`), the last one's status
