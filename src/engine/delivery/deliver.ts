@@ -1,6 +1,6 @@
 import type { Platform, ProcessInfo, SignalName } from '../../platform/index.js';
-import { membersOf, restrictTargets, type Target } from '../tree/targets.js';
 import type { Relayers } from './relayers.js';
+import { membersOf, restrictTargets, type Target } from '../machine/ledger.js';
 
 /**
  * One signal to planned targets, each through its identity (never a bare

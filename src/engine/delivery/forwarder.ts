@@ -3,11 +3,12 @@ import type { Logger } from '../../log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import { send } from './deliver.js';
 import { describeSignal, describeTarget } from '../machine/format.js';
-import { describeTargets, restrictTargets, roots, type Target, type TargetMode } from '../tree/targets.js';
+import { describeTargets, roots, type TargetMode } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Looks } from '../tree/looks.js';
 import type { ProcessTree } from '../tree/tree.js';
 import type { Pm2Manager, Pm2Route, Snapshot } from '../machine/values.js';
+import { restrictTargets, type Target } from '../machine/ledger.js';
 
 // A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
 const FRESH_MS = 50;

@@ -5,12 +5,13 @@ import { deliver, send } from './deliver.js';
 import { describeTarget, formatDuration } from '../machine/format.js';
 import { processKey } from '../machine/ledger.js';
 import { NAMED, type CommandLines } from '../tree/command-lines.js';
-import { describeTargets, membersOf, units, type Target } from '../tree/targets.js';
+import { describeTargets, units } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Effect } from '../machine/state.js';
 import type { Relayers } from './relayers.js';
 import type { CommandRun } from '../children/run.js';
 import type { Snapshot } from '../machine/values.js';
+import { membersOf, type Target } from '../machine/ledger.js';
 
 /**
  * The acts of a stop the machine decided on: the stop signal to the roots it

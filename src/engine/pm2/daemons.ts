@@ -5,9 +5,9 @@ import { resolvePm2Cli, spawnPm2Kill, type Pm2Cli } from './pm2-cli.js';
 import { godTitleHome, isPm2Runtime } from './claims.js';
 import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
-import { restrictTargets, type Target } from '../tree/targets.js';
 import type { ProcessTree } from '../tree/tree.js';
 import type { Pm2Manager, Pm2Route, Snapshot } from '../machine/values.js';
+import { restrictTargets, type Target } from '../machine/ledger.js';
 
 export { runsPm2Cli } from './claims.js';
 export { findPm2Cli } from './pm2-cli.js';

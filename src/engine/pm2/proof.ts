@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import { readSmallRegularFile } from '../../platform/small-file.js';
 import { isPm2Cli } from './claims.js';
-import { processKey } from '../tree/targets.js';
 import type { Snapshot } from '../machine/values.js';
+import { processKey } from '../machine/ledger.js';
 
 // A pid file larger than this is no pm2 pid file.
 const PID_FILE_MAX = 64;

@@ -5,8 +5,6 @@ import type { Snapshot } from '../machine/values.js';
 // Who gets a signal: pure functions of a snapshot, no process touched. (What a target is, and who has had the
 // stop signal, is the machine's: machine/ledger.ts.)
 
-export { membersOf, processKey, restrictTargets, unreached, type Target } from '../machine/ledger.js';
-
 export type TargetMode = 'group' | 'child' | 'tree';
 export const TARGET_MODES: readonly TargetMode[] = ['group', 'child', 'tree'];
 

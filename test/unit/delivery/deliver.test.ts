@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { deliver, send } from '../../../src/engine/delivery/deliver.js';
-import type { Target } from '../../../src/engine/tree/targets.js';
 import type { ProcessInfo, SignalName } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
+import type { Target } from '../../../src/engine/machine/ledger.js';
 
 // One signal to planned targets, each through its identity, on a fake platform that records every call.
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { deliver } from '../../../src/engine/delivery/deliver.js';
 import { Relayers } from '../../../src/engine/delivery/relayers.js';
 import { CommandLines } from '../../../src/engine/tree/command-lines.js';
-import type { Target } from '../../../src/engine/tree/targets.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
+import type { Target } from '../../../src/engine/machine/ledger.js';
 
 describe('relayers', () => {
   it('recognises tsx by its command line, read ahead once per process; one not read yet is none', async () => {

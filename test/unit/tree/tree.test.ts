@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CommandLines } from '../../../src/engine/tree/command-lines.js';
-import { restrictTargets, roots, units, unreached, type Target } from '../../../src/engine/tree/targets.js';
+import { roots, units } from '../../../src/engine/tree/targets.js';
 import { ProcessTree } from '../../../src/engine/tree/tree.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
+import { restrictTargets, unreached, type Target } from '../../../src/engine/machine/ledger.js';
 
 const GSUP = 100;
 
