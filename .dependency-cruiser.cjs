@@ -31,6 +31,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/platform/' },
     },
     {
+      name: 'one-system-apart',
+      severity: 'error',
+      comment: 'platform/linux, posix and windows each stand on what they share (platform/*.ts), never on another.',
+      from: { path: '^src/platform/(linux|posix|windows)/' },
+      to: { path: '^src/platform/(linux|posix|windows)/', pathNot: '^src/platform/$1/' },
+    },
+    {
       name: 'options-not-engine-internals',
       severity: 'error',
       comment: 'options/ builds a configuration: it uses the engine’s types and tables, never its moving parts.',

@@ -80,7 +80,7 @@ function rawProcRead() {
 async function lookCost(gsupPid) {
   const { tsImport } = await import('tsx/esm/api');
   const { ProcessTree } = await tsImport('../src/engine/tree/tree.ts', import.meta.url);
-  const { linuxPlatform } = await tsImport('../src/platform/linux.ts', import.meta.url);
+  const { linuxPlatform } = await tsImport('../src/platform/linux/platform.ts', import.meta.url);
   const tree = new ProcessTree(linuxPlatform, gsupPid);
   return timedAsync(() => tree.look());
 }

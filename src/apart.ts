@@ -1,5 +1,5 @@
-import { execNodeAgain } from './platform/reexec.js';
-import { loadMarker } from './platform/stop-handover.js';
+import { execNodeAgain } from './platform/linux/reexec.js';
+import { loadMarker } from './platform/linux/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 
 /**

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { linuxPlatform } from './linux.js';
-import { posixPlatform } from './posix.js';
+import { linuxPlatform } from './linux/platform.js';
+import { posixPlatform } from './posix/platform.js';
 import type { Platform } from './types.js';
-import { windowsPlatform } from './windows.js';
+import { windowsPlatform } from './windows/platform.js';
 
 export type { ChildHandle, NotifySocket, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
 export { isAlive } from './types.js';
-export type { MemoryCgroup, OomReading } from './cgroup.js';
+export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 
 /**
  * The platform of this machine: /proc where there is one, `ps` on other POSIX

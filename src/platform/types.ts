@@ -1,4 +1,4 @@
-import type { MemoryCgroup, OomReading } from './cgroup.js';
+import type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 
 /** One process as the platform sees it at the time of a snapshot. */
 export interface ProcessInfo {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { supervise } from '../../src/engine/shell/supervisor.js';
-import { posixPlatform } from '../../src/platform/posix.js';
+import { posixPlatform } from '../../src/platform/posix/platform.js';
 import { PRINTER, gsup, leftovers } from '../helpers/gsup.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
 

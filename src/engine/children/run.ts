@@ -1,4 +1,4 @@
-import { NODE_OPTIONS_PASSED } from '../../platform/exec-tty-env.js';
+import { NODE_OPTIONS_PASSED } from '../../platform/linux/exec-tty-env.js';
 import { resolve } from 'node:path';
 import type { SupervisorConfig } from '../config/config.js';
 import type { Platform, SignalName } from '../../platform/index.js';

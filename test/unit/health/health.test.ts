@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HealthVerdicts, probeAll, type HealthConfig, type ProbeContext } from '../../../src/engine/health/probes.js';
 import { currentPlatform } from '../../../src/platform/index.js';
-import { linuxPlatform } from '../../../src/platform/linux.js';
+import { linuxPlatform } from '../../../src/platform/linux/platform.js';
 import { waitFor } from '../../helpers/proc.js';
 
 const config: HealthConfig = {

@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { linuxPlatform, parseStat } from '../../../src/platform/linux.js';
-import { parsePsLine, posixPlatform } from '../../../src/platform/posix.js';
-import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/koffi.js';
+import { linuxPlatform, parseStat } from '../../../src/platform/linux/platform.js';
+import { parsePsLine, posixPlatform } from '../../../src/platform/posix/platform.js';
+import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/linux/koffi.js';
 import { ROOT } from '../../helpers/gsup.js';
 import { currentPlatform, isAlive, type ProcessInfo } from '../../../src/platform/index.js';
 import { waitFor } from '../../helpers/proc.js';
@@ -148,7 +148,7 @@ describe('koffi’s binary: only from gsup’s own package, the build for node�
     ).toBe(true);
     // Run from source (the tests): the checkout's node_modules.
     expect(
-      koffiPlaces(pathToFileURL(join(ROOT, 'src/platform/linux-native.ts')).href, 'linux', 'x64', 'glibc')[0],
+      koffiPlaces(pathToFileURL(join(ROOT, 'src/platform/linux/native.ts')).href, 'linux', 'x64', 'glibc')[0],
     ).toBe(join(ROOT, 'node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node'));
   });
 

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { load, nativeFailure, type Libc } from './linux-native.js';
-import type { ReapedChild, ReapResult } from './types.js';
+import { load, nativeFailure, type Libc } from './native.js';
+import type { ReapedChild, ReapResult } from '../types.js';
 
 // Orphans reparented to gsup (PID 1, subreaper), reaped O(1) each through
 // waitid/waitpid: never waitpid(-1), which would take the command's status

@@ -1,5 +1,5 @@
-import { childByNumber, sendSignal } from './kill.js';
-import type { Platform, ProcessInfo } from './types.js';
+import { childByNumber, sendSignal } from '../kill.js';
+import type { Platform, ProcessInfo } from '../types.js';
 
 // Windows has no signals, groups or sessions: the tree comes from pidtree, a
 // stop is tree-kill (taskkill /T /F), and forwarding is best effort.

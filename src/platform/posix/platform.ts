@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { childByNumber, sendSignal, watchSigchld } from './kill.js';
-import { isAlive, type Platform, type ProcessInfo, type SignalName } from './types.js';
+import { childByNumber, sendSignal, watchSigchld } from '../kill.js';
+import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../types.js';
 
 // Where there is no /proc (macOS, the BSDs): one `ps` spawn per snapshot.
 // pidtree would give pid and ppid only; the engine also needs the process

@@ -4,16 +4,16 @@ import { readProcFile } from './proc-read.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
-import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './linux-native.js';
-import { trimMalloc, widenSignalPipe } from './linux-native.js';
+import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './native.js';
+import { trimMalloc, widenSignalPipe } from './native.js';
 import { environValue } from './environ.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
-import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './linux-reaping.js';
+import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './reaping.js';
 import { openNotifySocket } from './notify-socket.js';
-import { ownedTerminal } from './terminal.js';
-import { onPath } from './which.js';
-import { sendSignal, watchSigchld } from './kill.js';
-import { isAlive, type ChildHandle, type Platform, type ProcessInfo, type SignalName } from './types.js';
+import { ownedTerminal } from '../terminal.js';
+import { onPath } from '../which.js';
+import { sendSignal, watchSigchld } from '../kill.js';
+import { isAlive, type ChildHandle, type Platform, type ProcessInfo, type SignalName } from '../types.js';
 
 // One buffer for every read: a /proc scan of thousands of processes must not
 // allocate a Buffer per file (readFileSync also adds an fstat and a second read).

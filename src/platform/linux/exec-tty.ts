@@ -1,5 +1,5 @@
 import { NODE_OPTIONS_PASSED } from './exec-tty-env.js';
-import { execInNewSession } from './linux-native.js';
+import { execInNewSession } from './native.js';
 
 // gsup's own `setsid -c COMMAND ARGS…` (its own bundle, run by node): where
 // the image has no setsid(1), the command's new session still gets gsup's

@@ -53,9 +53,10 @@ export function libcOf(executable: string): 'glibc' | 'musl' | undefined {
  */
 export function koffiPlaces(moduleUrl: string, platform: string, arch: string, libc?: 'glibc' | 'musl'): string[] {
   const here = dirname(fileURLToPath(moduleUrl));
-  // The caller is dist/*.cjs (or dist/index.js) of the package, or src/platform/*.ts run from source (the tests).
-  const fromSource = basename(here) === 'platform' && basename(dirname(here)) === 'src';
-  const packageDir = fromSource ? dirname(dirname(here)) : dirname(here);
+  // The caller is dist/*.cjs (or dist/index.js) of the package, or src/platform/linux/*.ts run from source (the tests).
+  const platformDir = dirname(here);
+  const fromSource = basename(platformDir) === 'platform' && basename(dirname(platformDir)) === 'src';
+  const packageDir = fromSource ? dirname(dirname(platformDir)) : dirname(here);
   const roots = [join(packageDir, 'node_modules')];
   const parent = dirname(packageDir);
   // Installed as a dependency: node_modules/gsup or node_modules/@scope/gsup.
