@@ -1,0 +1,53 @@
+// The one contract between gsup (engine/listen/) and the preload that each Node
+// process of a run loads under --listen (listen-preload.ts, a bundle of its own):
+// what a process is handed, and what it says back. Both sides import this file.
+
+/** The first held socket's fd; the others follow it (systemd's socket activation convention). */
+export const FIRST_FD = 3;
+
+/** systemd's variables: how many held sockets at fds 3…, their names (`:`-separated), and whose they are. */
+export const LISTEN_FDS = 'LISTEN_FDS';
+export const LISTEN_FDNAMES = 'LISTEN_FDNAMES';
+export const LISTEN_PID = 'LISTEN_PID';
+
+/**
+ * Which fds are held sockets, in fd order, `,`-separated: `DEV:INO@ADDRESS` each (fstat's device and inode
+ * of the socket, the address as bound: `[::]:8080`, `0.0.0.0:8080`, `127.0.0.1:9000`). A process trusts
+ * fds 3… only after fstat matches every entry; the names are LISTEN_FDNAMES'.
+ */
+export const LISTEN_ID = 'GSUP_LISTEN_ID';
+
+/**
+ * The run's report channel: one end of a socketpair, at the fd right after the held sockets
+ * (3 + LISTEN_FDS; not counted in LISTEN_FDS), handed on with them. Node's IPC channel, where gsup
+ * gives one, comes after it.
+ */
+export const REPORT_FD = 'GSUP_REPORT_FD';
+
+/** A word on the report channel: one JSON object per line. */
+export type ReportWord =
+  /** The process `pid` took the held socket `name` (its first listen on it). */
+  | { word: 'listen'; name: string; pid: number }
+  /** The process `pid` closed its server on the held socket `name`. */
+  | { word: 'close'; name: string; pid: number };
+
+/** One line for the report channel. */
+export function reportLine(word: ReportWord): string {
+  return `${JSON.stringify(word)}\n`;
+}
+
+/** A line read from the report channel, or undefined when it is not a word (never trusted further). */
+export function parseReport(line: string): ReportWord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { word, name, pid } = value as Record<string, unknown>;
+  if ((word !== 'listen' && word !== 'close') || typeof name !== 'string' || !Number.isSafeInteger(pid)) {
+    return undefined;
+  }
+  return { word, name, pid: pid as number };
+}
