@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PRINTER, fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks } from '../helpers/gsup.js';
 import { freePort } from '../helpers/net.js';
-import { waitFor } from '../helpers/proc.js';
+import { isAlive, waitFor } from '../helpers/proc.js';
+import { dropWorks, fixturesForAnyone, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
 
 // gsup is a Node program started with the app's environment: NODE_OPTIONS is
 // the app's (an APM preload, --inspect), and must not become gsup's.
@@ -62,6 +64,49 @@ describe.skipIf(!unshareWorks)('a preload in NODE_OPTIONS, gsup as PID 1', () =>
       expect(exit.code, run.transcript()).toBe(143);
       expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
       expect(run.count(/^ready /), run.transcript()).toBe(0);
+    },
+  );
+});
+
+describe('a child a preload started in gsup’s first image (it outlives the start again without NODE_OPTIONS)', () => {
+  it('is not waited for, and its status is not gsup’s: gsup ends with the command', async () => {
+    const env = preloaded({ PRELOAD_CHILD_MS: '10000' });
+    const run = gsup(['-v', '--', 'sh', '-c', 'sleep 0.3; exit 0'], { env });
+    const child = await run.ready('preload-child');
+    const exit = await run.finished();
+    expect(exit.code, run.transcript()).toBe(0);
+    // Not gsup's to stop (nor, away from PID 1, the kernel's): it lives on until it ends, or this test ends it.
+    expect(isAlive(child)).toBe(true);
+    process.kill(child, 'SIGKILL');
+    await waitFor(() => !isAlive(child), 'the preload’s child to end');
+    // gsup was gone before the child's end (its status, 7, came later), and never signalled it.
+    expect(run.count(/^exiting \(code: 7, .*preload-child\)$/), run.transcript()).toBe(0);
+    expect(run.count(/^signal: /), run.transcript()).toBe(0);
+    const said = run.stderr.join('\n');
+    expect(said).toMatch(/is not the tree's: gsup's own child from before its first spawn/);
+    expect(said).not.toMatch(/waiting for/);
+  });
+
+  it.skipIf(!dropWorks)(
+    'as PID 1 with Docker’s capabilities, one that drops to another user (its mark unreadable): not the tree’s either',
+    async () => {
+      const dir = fixturesForAnyone(['printer.js', 'preload.cjs']);
+      try {
+        const env = {
+          NODE_OPTIONS: `--require ${join(dir.path, 'preload.cjs')}`,
+          PRELOAD_CHILD_MS: '10000',
+          PRELOAD_CHILD_DROP: '65534',
+        };
+        const run = gsupAsPid1WithDockerCaps(['-v', '--', 'sh', '-c', 'sleep 0.3; exit 0'], { env });
+        await run.ready('preload-child');
+        const exit = await run.finished();
+        expect(exit.code, run.transcript()).toBe(0);
+        expect(run.count(/^exiting \(code: 7, .*preload-child\)$/), run.transcript()).toBe(0);
+        expect(run.count(/^signal: /), run.transcript()).toBe(0);
+        expect(run.stderr.join('\n')).not.toMatch(/waiting for/);
+      } finally {
+        dir.remove();
+      }
     },
   );
 });
