@@ -1,4 +1,4 @@
-import { execNodeAgain } from './platform/linux/reexec.js';
+import { execNodeAgain, ownStartTime } from './platform/linux/reexec.js';
 import { loadMarker } from './platform/linux/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 
@@ -14,7 +14,9 @@ import type { SignalName } from './platform/types.js';
  * marker of stop-handover.ts first (the kernel keeps its alarm across
  * execve), and what Node took before that (its start-up handler, or a
  * preload's signal handle, drained in one turn of the loop) is carried over
- * in the environment, with NODE_OPTIONS, under GSUP_APART. One window stays:
+ * in the environment, with NODE_OPTIONS, under GSUP_APART, with this
+ * process's pid and start time (both kept by execve: as PID 1 the pid alone
+ * says nothing). One window stays:
  * as PID 1, a stop signal in the milliseconds between the execve and the new
  * Node's first handler is dropped by the kernel (docs/limits.md), as in the
  * first milliseconds of any Node program as PID 1.
@@ -56,10 +58,12 @@ export function apart(then: (carried: Carried) => void): void {
   if (armed) for (const signal of STOPS) if (marker.swap(signal)) held.push(signal);
   const go = () => {
     const { NODE_OPTIONS: _, ...rest } = env as Record<string, string>;
-    const why = execNodeAgain(
-      { ...rest, [KEY]: JSON.stringify({ pid: process.pid, nodeOptions, held, armed, ppid }) },
-      moduleUrl,
-    );
+    const start = ownStartTime();
+    const carried = { pid: process.pid, start, nodeOptions, held, armed, ppid };
+    const why =
+      start === undefined
+        ? 'no /proc/self/stat'
+        : execNodeAgain({ ...rest, [KEY]: JSON.stringify(carried) }, moduleUrl);
     then({ held, armed, ppid, together: why });
   };
   // A preload's SIGTERM handle: what libuv took before the swap comes out in the next poll.
@@ -72,8 +76,9 @@ export function apart(then: (carried: Carried) => void): void {
 /**
  * The new process: NODE_OPTIONS back for the command, and what the old one
  * carried. Only a note this very process wrote before its execve counts (same
- * pid); anything else in GSUP_APART (set by hand, inherited from a gsup
- * around this one) is dropped, and it carries nothing but stop signals.
+ * pid and same start time: as PID 1 every pid is 1); anything else in
+ * GSUP_APART (set by hand, inherited from a gsup around this one) is dropped,
+ * and it carries nothing but stop signals.
  */
 function arrived(note: string): Carried | undefined {
   let carried: unknown;
@@ -83,8 +88,8 @@ function arrived(note: string): Carried | undefined {
     return undefined;
   }
   if (typeof carried !== 'object' || carried === null) return undefined;
-  const { pid, nodeOptions, held, armed, ppid } = carried as Record<string, unknown>;
-  if (pid !== process.pid) return undefined;
+  const { pid, start, nodeOptions, held, armed, ppid } = carried as Record<string, unknown>;
+  if (pid !== process.pid || typeof start !== 'string' || start !== ownStartTime()) return undefined;
   if (typeof nodeOptions === 'string') process.env.NODE_OPTIONS = nodeOptions;
   const stops = Array.isArray(held)
     ? held.filter((s): s is SignalName => STOPS.includes(s as (typeof STOPS)[number]))

@@ -66,6 +66,19 @@ describe.skipIf(!unshareWorks)('a preload in NODE_OPTIONS, gsup as PID 1', () =>
       expect(run.count(/^ready /), run.transcript()).toBe(0);
     },
   );
+  // Forged, or inherited: as PID 1 the pid in it is always right, the start time is not.
+  it.each([
+    ['held', '{"pid":1,"held":["SIGTERM"],"armed":true}'],
+    ['NODE_OPTIONS', '{"pid":1,"start":"1","nodeOptions":"--require /nonexistent/forged.cjs"}'],
+    ['parent', '{"pid":1,"start":"0","ppid":999999}'],
+  ])('a forged GSUP_APART (%s) changes nothing as PID 1: the command starts and sees neither', async (_, note) => {
+    const script = 'echo "started: ${NODE_OPTIONS-none} ${GSUP_APART-none}"';
+    const run = gsupAsPid1(['-p', 'SIGTERM', '--', 'sh', '-c', script], { env: { GSUP_APART: note } });
+    const exit = await run.finished();
+    expect(exit.code, run.transcript()).toBe(0);
+    expect(run.stdout).toEqual(['started: none none']);
+    expect(run.stderr, run.transcript()).toEqual([]);
+  });
 });
 
 describe('a child a preload started in gsup’s first image (it outlives the start again without NODE_OPTIONS)', () => {
