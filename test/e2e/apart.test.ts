@@ -10,6 +10,7 @@ import { dropWorks, fixturesForAnyone, gsupAsPid1WithDockerCaps } from '../helpe
 // the app's (an APM preload, --inspect), and must not become gsup's.
 
 const PRELOAD = fixture('preload.cjs');
+const PRELOAD_ESM = fixture('preload.mjs');
 const preloaded = (extra: NodeJS.ProcessEnv = {}) => ({ NODE_OPTIONS: `--require ${PRELOAD}`, ...extra });
 
 async function pid1(run: ReturnType<typeof gsupAsPid1>): Promise<number> {
@@ -66,6 +67,30 @@ describe.skipIf(!unshareWorks)('a preload in NODE_OPTIONS, gsup as PID 1', () =>
       expect(run.count(/^ready /), run.transcript()).toBe(0);
     },
   );
+
+  it.each([
+    ['--require', PRELOAD],
+    ['--import', PRELOAD_ESM],
+  ])(
+    'a SIGTERM while a preload (%s) whose listener exits, as OpenTelemetry’s does, is still loading: gsup has it, not the preload; the command is never started, 143',
+    async (option, file) => {
+      const env = { NODE_OPTIONS: `${option} ${file}`, PRELOAD_HOLD_MS: '1500', PRELOAD_EXIT_ON_STOP: '1' };
+      const run = gsupAsPid1(['--', 'node', PRINTER], { env });
+      await run.waitForLine(/^preload holding \(pid: 1\)$/, { stream: 'stderr', timeoutMs: 10_000 });
+      process.kill(await pid1(run), 'SIGTERM');
+      const exit = await run.finished(10_000);
+      expect(exit.code, run.transcript()).toBe(143);
+      expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
+      expect(
+        run.stderr.filter((line) => line.startsWith('preload: ')),
+        run.transcript(),
+      ).toEqual([]);
+      expect(run.count(/^ready /), run.transcript()).toBe(0);
+      // As PID 1 a signal before its listener was in is lost (Node's start-up handler, PID 1 ignoring the rest): said.
+      expect(run.stderr.filter((line) => /a preload in NODE_OPTIONS listens for SIGTERM/.test(line))).toHaveLength(1);
+    },
+  );
+
   // Forged, or inherited: as PID 1 the pid in it is always right, the start time is not.
   it.each([
     ['held', '{"pid":1,"held":["SIGTERM"],"armed":true}'],
@@ -145,6 +170,22 @@ describe("NODE_OPTIONS stays the app's", () => {
       expect(exit.code, run.transcript()).toBe(0);
       expect(run.stdout).toEqual(['started: none']);
       expect(run.stderr, run.transcript()).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['--require', 0, PRELOAD],
+    ['--import', 1, PRELOAD_ESM],
+  ])(
+    'a preload (%s) that listens for SIGTERM, not PID 1: warned of (%i) only where a signal could have gone to it alone',
+    async (option, warned, file) => {
+      const run = gsup(['--', 'true'], { env: { NODE_OPTIONS: `${option} ${file}` } });
+      expect((await run.finished()).code, run.transcript()).toBe(0);
+      const warning = /^\[gsup\] a preload in NODE_OPTIONS listens for SIGTERM\/SIGINT: .*docs\/limits\.md/;
+      expect(
+        run.stderr.filter((line) => warning.test(line)),
+        run.transcript(),
+      ).toHaveLength(warned);
     },
   );
 
