@@ -56,6 +56,13 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
       { why: inbox.together },
     );
   }
+  if (inbox.preloadListens) {
+    logger.warn(
+      'preload-stop',
+      'a preload in NODE_OPTIONS listens for SIGTERM/SIGINT: a stop signal sent while it was still loading may ' +
+        "never have reached gsup (docs/limits.md); load it on the app's own command (node --require …) instead",
+    );
+  }
   // Before the spawn: a parent gone since gsup's first line stops gsup before the command starts.
   if (pdeathsig) askForParentDeath(pdeathsig, inbox.ppid, currentPlatform(), logger, inbox.receive);
   warnIfTermStopsNothing(config.rewrite, logger);

@@ -16,6 +16,8 @@ export interface SignalInbox {
   readonly swallowed: SignalName | undefined;
   /** Why gsup could not leave the app's NODE_OPTIONS behind (apart.ts), when it could not. */
   readonly together?: string;
+  /** A preload in NODE_OPTIONS listened for stop signals: one sent while it loaded may never have reached gsup. */
+  readonly preloadListens?: boolean;
   /** gsup's parent when gsup's first line ran. */
   readonly ppid: number;
   /** A signal treated as received (the parent-death signal, when the parent died before it was asked for). */
@@ -38,6 +40,7 @@ export function listen(carried: Carried = { held: [], armed: false }): SignalInb
   return {
     swallowed,
     together: carried.together,
+    preloadListens: carried.preloadListens,
     ppid: carried.ppid ?? process.ppid,
     receive,
     attach(next) {

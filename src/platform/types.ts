@@ -20,6 +20,15 @@ export interface ProcessInfo {
   name: string;
 }
 
+/**
+ * What a read of one variable of a process's environment found: its value;
+ * `absent` (read, not there); `unreadable` (gsup may not read it: another
+ * user's process, and gsup without CAP_SYS_PTRACE); `gone` (the process
+ * ended); `failed` (not now: no fd left, an I/O error).
+ */
+export type EnvironRead =
+  { found: 'value'; value: string } | { found: 'absent' | 'gone' } | { found: 'unreadable' | 'failed'; why: string };
+
 /** A zombie child gsup reaped, with how it ended. */
 export interface ReapedChild {
   pid: number;
@@ -165,10 +174,10 @@ export interface Platform {
   ownerMatches?(pid: number): boolean;
   /**
    * The value of `name` in the environment a process started with, read
-   * without blocking gsup; undefined when absent or unreadable. Absent where
-   * unknown.
+   * without blocking gsup: found, absent, unreadable (gsup may not read it)
+   * or gone. Absent where unknown.
    */
-  environValue?(pid: number, name: string): Promise<string | undefined>;
+  environValue?(pid: number, name: string): Promise<EnvironRead>;
   /** The memory cgroup gsup is in (Linux: v1 or v2), found once; undefined where there is none. */
   ownMemoryCgroup?(): Promise<MemoryCgroup | undefined>;
   /** A memory cgroup's OOM kill count (limit, peak) now, read asynchronously; undefined when unreadable. */

@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PRINTER, fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks } from '../helpers/gsup.js';
 import { freePort } from '../helpers/net.js';
-import { waitFor } from '../helpers/proc.js';
+import { isAlive, waitFor } from '../helpers/proc.js';
+import { dropWorks, fixturesForAnyone, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
 
 // gsup is a Node program started with the app's environment: NODE_OPTIONS is
 // the app's (an APM preload, --inspect), and must not become gsup's.
 
 const PRELOAD = fixture('preload.cjs');
+const PRELOAD_ESM = fixture('preload.mjs');
 const preloaded = (extra: NodeJS.ProcessEnv = {}) => ({ NODE_OPTIONS: `--require ${PRELOAD}`, ...extra });
 
 async function pid1(run: ReturnType<typeof gsupAsPid1>): Promise<number> {
@@ -64,6 +67,86 @@ describe.skipIf(!unshareWorks)('a preload in NODE_OPTIONS, gsup as PID 1', () =>
       expect(run.count(/^ready /), run.transcript()).toBe(0);
     },
   );
+
+  it.each([
+    ['--require', PRELOAD],
+    ['--import', PRELOAD_ESM],
+  ])(
+    'a SIGTERM while a preload (%s) whose listener exits, as OpenTelemetry’s does, is still loading: gsup has it, not the preload; the command is never started, 143',
+    async (option, file) => {
+      const env = { NODE_OPTIONS: `${option} ${file}`, PRELOAD_HOLD_MS: '1500', PRELOAD_EXIT_ON_STOP: '1' };
+      const run = gsupAsPid1(['--', 'node', PRINTER], { env });
+      await run.waitForLine(/^preload holding \(pid: 1\)$/, { stream: 'stderr', timeoutMs: 10_000 });
+      process.kill(await pid1(run), 'SIGTERM');
+      const exit = await run.finished(10_000);
+      expect(exit.code, run.transcript()).toBe(143);
+      expect(run.stderr.join('\n')).toMatch(/SIGTERM received before the command started: not starting it/);
+      expect(
+        run.stderr.filter((line) => line.startsWith('preload: ')),
+        run.transcript(),
+      ).toEqual([]);
+      expect(run.count(/^ready /), run.transcript()).toBe(0);
+      // As PID 1 a signal before its listener was in is lost (Node's start-up handler, PID 1 ignoring the rest): said.
+      expect(run.stderr.filter((line) => /a preload in NODE_OPTIONS listens for SIGTERM/.test(line))).toHaveLength(1);
+    },
+  );
+
+  // Forged, or inherited: as PID 1 the pid in it is always right, the start time is not.
+  it.each([
+    ['held', '{"pid":1,"held":["SIGTERM"],"armed":true}'],
+    ['NODE_OPTIONS', '{"pid":1,"start":"1","nodeOptions":"--require /nonexistent/forged.cjs"}'],
+    ['parent', '{"pid":1,"start":"0","ppid":999999}'],
+  ])('a forged GSUP_APART (%s) changes nothing as PID 1: the command starts and sees neither', async (_, note) => {
+    const script = 'echo "started: ${NODE_OPTIONS-none} ${GSUP_APART-none}"';
+    const run = gsupAsPid1(['-p', 'SIGTERM', '--', 'sh', '-c', script], { env: { GSUP_APART: note } });
+    const exit = await run.finished();
+    expect(exit.code, run.transcript()).toBe(0);
+    expect(run.stdout).toEqual(['started: none none']);
+    expect(run.stderr, run.transcript()).toEqual([]);
+  });
+});
+
+describe('a child a preload started in gsup’s first image (it outlives the start again without NODE_OPTIONS)', () => {
+  it('is not waited for, and its status is not gsup’s: gsup ends with the command', async () => {
+    const env = preloaded({ PRELOAD_CHILD_MS: '10000' });
+    const run = gsup(['-v', '--', 'sh', '-c', 'sleep 0.3; exit 0'], { env });
+    const child = await run.ready('preload-child');
+    const exit = await run.finished();
+    expect(exit.code, run.transcript()).toBe(0);
+    // Not gsup's to stop (nor, away from PID 1, the kernel's): it lives on until it ends, or this test ends it.
+    expect(isAlive(child)).toBe(true);
+    process.kill(child, 'SIGKILL');
+    await waitFor(() => !isAlive(child), 'the preload’s child to end');
+    // gsup was gone before the child's end (its status, 7, came later), and never signalled it.
+    expect(run.count(/^exiting \(code: 7, .*preload-child\)$/), run.transcript()).toBe(0);
+    expect(run.count(/^signal: /), run.transcript()).toBe(0);
+    const said = run.stderr.join('\n');
+    expect(said).toMatch(/is not the tree's: gsup's own child from before its first spawn/);
+    expect(said).not.toMatch(/waiting for/);
+  });
+
+  it.skipIf(!dropWorks)(
+    'as PID 1 with Docker’s capabilities, one that drops to another user (its mark unreadable): not the tree’s either',
+    async () => {
+      const dir = fixturesForAnyone(['printer.js', 'preload.cjs']);
+      try {
+        const env = {
+          NODE_OPTIONS: `--require ${join(dir.path, 'preload.cjs')}`,
+          PRELOAD_CHILD_MS: '10000',
+          PRELOAD_CHILD_DROP: '65534',
+        };
+        const run = gsupAsPid1WithDockerCaps(['-v', '--', 'sh', '-c', 'sleep 0.3; exit 0'], { env });
+        await run.ready('preload-child');
+        const exit = await run.finished();
+        expect(exit.code, run.transcript()).toBe(0);
+        expect(run.count(/^exiting \(code: 7, .*preload-child\)$/), run.transcript()).toBe(0);
+        expect(run.count(/^signal: /), run.transcript()).toBe(0);
+        expect(run.stderr.join('\n')).not.toMatch(/waiting for/);
+      } finally {
+        dir.remove();
+      }
+    },
+  );
 });
 
 describe("NODE_OPTIONS stays the app's", () => {
@@ -87,6 +170,22 @@ describe("NODE_OPTIONS stays the app's", () => {
       expect(exit.code, run.transcript()).toBe(0);
       expect(run.stdout).toEqual(['started: none']);
       expect(run.stderr, run.transcript()).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['--require', 0, PRELOAD],
+    ['--import', 1, PRELOAD_ESM],
+  ])(
+    'a preload (%s) that listens for SIGTERM, not PID 1: warned of (%i) only where a signal could have gone to it alone',
+    async (option, warned, file) => {
+      const run = gsup(['--', 'true'], { env: { NODE_OPTIONS: `${option} ${file}` } });
+      expect((await run.finished()).code, run.transcript()).toBe(0);
+      const warning = /^\[gsup\] a preload in NODE_OPTIONS listens for SIGTERM\/SIGINT: .*docs\/limits\.md/;
+      expect(
+        run.stderr.filter((line) => warning.test(line)),
+        run.transcript(),
+      ).toHaveLength(warned);
     },
   );
 

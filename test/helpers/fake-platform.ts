@@ -1,4 +1,11 @@
-import type { Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from '../../src/platform/index.js';
+import type {
+  EnvironRead,
+  Platform,
+  ProcessInfo,
+  ReapedChild,
+  ReapResult,
+  SignalName,
+} from '../../src/platform/index.js';
 
 /** An in-memory process table: unit tests see every kill(2) and need no real signals. */
 export class FakePlatform implements Platform {
@@ -45,15 +52,32 @@ export class FakePlatform implements Platform {
   ownerMatches(pid: number) {
     return !this.otherUsers.has(pid);
   }
-  /** Each pid's environment; `environValue` answers from it (a pid absent: unreadable). */
+  /** Each pid's environment; `environValue` answers from it (a live pid with none: unreadable, EACCES). */
   readonly environs = new Map<number, NodeJS.ProcessEnv>();
   /** Pids whose environment read never answers (a process in `D` state). */
   readonly stuckEnvirons = new Set<number>();
+  /** Pids whose environment read fails for now (EMFILE). */
+  readonly failingEnvirons = new Set<number>();
   environReads = 0;
-  environValue(pid: number, name: string): Promise<string | undefined> {
+  environValue(pid: number, name: string): Promise<EnvironRead> {
     this.environReads++;
-    if (this.stuckEnvirons.has(pid)) return new Promise(() => {});
-    return Promise.resolve(this.environs.get(pid)?.[name]);
+    if (this.stuckEnvirons.has(pid)) return new Promise((resolve) => this.stuckReads.push({ pid, name, resolve }));
+    return Promise.resolve(this.environAnswer(pid, name));
+  }
+  private readonly stuckReads: Array<{ pid: number; name: string; resolve: (read: EnvironRead) => void }> = [];
+  /** The stuck reads of `pid` answer at last (the process left `D` state). */
+  unstickEnviron(pid: number): void {
+    this.stuckEnvirons.delete(pid);
+    for (const read of this.stuckReads.filter((each) => each.pid === pid))
+      read.resolve(this.environAnswer(pid, read.name));
+  }
+  private environAnswer(pid: number, name: string): EnvironRead {
+    if (this.failingEnvirons.has(pid)) return { found: 'failed', why: 'EMFILE' };
+    if (!this.processes.has(pid)) return { found: 'gone' };
+    const env = this.environs.get(pid);
+    if (!env) return { found: 'unreadable', why: 'EACCES' };
+    const value = env[name];
+    return value === undefined ? { found: 'absent' } : { found: 'value', value };
   }
   handOverTerminal?: Platform['handOverTerminal'];
   /** The pids whose command line was read (the engine reads them ahead, off the loop). */

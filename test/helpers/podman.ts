@@ -16,8 +16,14 @@ export class Container {
 
   constructor(
     command: string[],
-    { env = {}, network = 'none' }: { env?: Record<string, string>; network?: string } = {},
+    {
+      env = {},
+      network = 'none',
+      prepare,
+    }: { env?: Record<string, string>; network?: string; prepare?: (out: string) => void } = {},
   ) {
+    // What the command needs at /out before it starts (files a dropped user can read).
+    prepare?.(this.out);
     const envArgs = Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
     podman([
       'run',

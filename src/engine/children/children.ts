@@ -22,8 +22,9 @@ export class Children {
     private readonly platform: Platform,
     logger: Logger,
     died?: (pid: number, exit: CommandExit) => void,
+    apart?: (pid: number) => boolean,
   ) {
-    this.reaper = new Reaper(platform, this.nodeChildren, logger, died);
+    this.reaper = new Reaper(platform, this.nodeChildren, logger, died, apart);
   }
 
   /**

@@ -19,6 +19,8 @@ export class Reaper {
     private readonly logger: Logger,
     /** Told of each death reaped (deaths.ts explains a SIGKILL gsup did not send). */
     private readonly died?: (pid: number, exit: CommandExit) => void,
+    /** Whether a child just reaped was none of the tree's (a stranger, gsup's own from before its first spawn). */
+    private readonly apart?: (pid: number) => boolean,
   ) {}
 
   /**
@@ -27,7 +29,7 @@ export class Reaper {
    */
   reap(): { reaped: CommandExit[]; more: boolean; nodeZombie: boolean } {
     const { reaped, more, nodeZombie } = this.reapBatch();
-    return { reaped: reaped.map((child) => this.noted(child)), more, nodeZombie };
+    return { reaped: this.exits(reaped), more, nodeZombie };
   }
 
   private reapBatch(): { reaped: ReapedChild[]; more: boolean; nodeZombie: boolean } {
@@ -56,17 +58,28 @@ export class Reaper {
    */
   sweep(): { reaped: CommandExit[]; notYet: number } {
     const { reaped, notYet } = this.platform.reapZombies?.(this.nodeChildren) ?? { reaped: [], notYet: 0 };
-    return { reaped: reaped.map((child) => this.noted(child)), notYet };
+    return { reaped: this.exits(reaped), notYet };
+  }
+
+  /** The statuses of the tree's among these: what is none of the tree's is reaped, its status no one's. */
+  private exits(reaped: readonly ReapedChild[]): CommandExit[] {
+    const exits: CommandExit[] = [];
+    for (const child of reaped) {
+      const apart = this.apart?.(child.pid) ?? false;
+      const exit = this.noted(child, apart);
+      if (!apart) exits.push(exit);
+    }
+    return exits;
   }
 
   /** Logged at -v; its status as the command's would be. */
-  private noted(child: ReapedChild): CommandExit {
+  private noted(child: ReapedChild, apart: boolean): CommandExit {
     const exit: CommandExit = {
       code: child.code,
       signal: child.signal === null ? null : (signalName(child.signal) ?? null),
     };
     if (this.logger.enabled('info'))
-      this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)})`, {
+      this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)}${apart ? ", not the tree's" : ''})`, {
         pid: child.pid,
         code: exit.code,
         signal: exit.signal,

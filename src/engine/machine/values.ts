@@ -27,8 +27,25 @@ export interface Snapshot {
   left: number[];
   /** The commands among `left`: their exit is logged with its status, not as a tree change. */
   leftCommands: number[];
-  /** Children of gsup (as PID 1) first judged not the tree's in this look: reaped, never signalled. */
-  foreign?: ProcessInfo[];
+  /** Children of gsup judged in this look (as PID 1, by provenance; gsup's own from before its first spawn). */
+  judgments?: Judgment[];
+}
+
+/**
+ * How a child of gsup no look saw descend from a run was judged, and why:
+ * `mark` (it carries this gsup's mark: the tree's), `absent` (its mark was
+ * read and is not there), `unreadable` (gsup may not read it, and nothing
+ * shows it is not the tree's: the tree's), `before` (started before gsup
+ * first started anything with the mark), `session` (unreadable, but in the
+ * session of a process that is not the tree's), `own` (gsup's own child from
+ * before its first spawn: a preload's).
+ */
+export interface Judgment {
+  info: ProcessInfo;
+  ours: boolean;
+  why: 'mark' | 'absent' | 'unreadable' | 'before' | 'session' | 'own';
+  /** The run whose mark it carries; why it cannot be read (errno), and the session's leader. */
+  detail?: string;
 }
 
 /**

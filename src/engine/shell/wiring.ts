@@ -39,12 +39,15 @@ export function wire(
   const nameOf = (pid: number) => looks.last?.alive.find((info) => info.pid === pid)?.name ?? '';
   const sigkilled = (pid: number, exit: CommandExit) =>
     exit.signal === 'SIGKILL' && deaths.sigkilled(pid, nameOf(pid), false);
-  const children = new Children(platform, logger, sigkilled);
+  // A child reaped that was none of the tree's (a stranger, gsup's own from before its first spawn): no status.
+  const children = new Children(platform, logger, sigkilled, (pid): boolean => tree.reapedApart(pid));
   const provenance = new Provenance(platform);
   // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
   const origin = { provenance, nodeChildren: children.nodeChildren, strict: process.pid === 1 };
   // -v names who joins the tree: their command lines are read in the looks too.
   const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'));
+  // Before any spawn: what gsup's first image left (a preload's child) is never the tree's.
+  tree.noteChildrenBefore(platform.ownChildren?.() ?? []);
   const lines = tree.lines;
   const looks = new Looks(tree, (snapshot) => push({ kind: 'looked', snapshot }), fault, abort);
   // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.

@@ -1,8 +1,8 @@
 import type { Logger } from '../../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
-import type { Provenance } from './provenance.js';
+import { sayJudgment, type Provenance } from './provenance.js';
 import { CommandLines } from './command-lines.js';
-import type { Snapshot } from '../machine/values.js';
+import type { Snapshot, Judgment } from '../machine/values.js';
 
 // A reaped probe is forgotten this long after (start-time units: ticks on Linux, ms elsewhere) though no look saw its
 // group empty: what it left in its group was SIGKILLed when it was reaped. (The map stays small without looks.)
@@ -39,6 +39,8 @@ export class ProcessTree {
    * pid: when it was reaped (Infinity while it runs), in start-time units.
    */
   private readonly probes = new Map<number, { reapedAt: number }>();
+  /** gsup's own children from before its first spawn (a preload's, in gsup's first image): pid → start time, said. */
+  private readonly before = new Map<number, { startTime: number; said: boolean }>();
   private last: Promise<unknown> = Promise.resolve();
   /** The command lines of its processes, read ahead off the loop. */
   readonly lines: CommandLines;
@@ -121,6 +123,28 @@ export class ProcessTree {
     return info.startTime <= group.reapedAt;
   }
 
+  /** gsup's children before its first spawn: none is the tree's, nor what they start (start times read first). */
+  noteChildrenBefore(pids: readonly number[]): void {
+    if (pids.length === 0) return;
+    const read = async () => {
+      for (const pid of pids) {
+        const info = await this.platform.processInfo(pid);
+        if (info?.ppid === this.rootPid) this.before.set(pid, { startTime: info.startTime, said: false });
+      }
+    };
+    this.last = this.last.then(read, read);
+  }
+
+  private gsupsOwn(info: ProcessInfo): boolean {
+    return this.before.get(info.pid)?.startTime === info.startTime;
+  }
+
+  /** A child of gsup was reaped: true when it was none of the tree's (its status is not the tree's either). */
+  reapedApart(pid: number): boolean {
+    const own = this.before.delete(pid);
+    return (this.origin?.provenance.reaped(pid) ?? false) || own;
+  }
+
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
   adopt(info: ProcessInfo): void {
     this.known.set(info.pid, info.startTime);
@@ -152,7 +176,7 @@ export class ProcessTree {
       if (reapedAt !== Infinity && !byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
     }
 
-    const { own, foreign } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid);
+    const { own, pending, judgments } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid);
     const roots: ProcessInfo[] = [...own];
     for (const [pid, startTime] of this.known) {
       const info = byPid.get(pid);
@@ -174,20 +198,26 @@ export class ProcessTree {
 
     const members: ProcessInfo[] = [];
     const seen = new Set<number>([this.rootPid]);
-    const queue = roots;
-    while (queue.length > 0) {
-      const info = queue.pop()!;
-      if (seen.has(info.pid) || this.probesOwn(info, byPid)) continue;
-      seen.add(info.pid);
-      members.push(info);
-      const below = children.get(info.pid);
-      if (below) queue.push(...below);
-    }
+    const walk = (queue: ProcessInfo[]) => {
+      while (queue.length > 0) {
+        const info = queue.pop()!;
+        if (seen.has(info.pid) || this.probesOwn(info, byPid)) continue;
+        seen.add(info.pid);
+        members.push(info);
+        const below = children.get(info.pid);
+        if (below) queue.push(...below);
+      }
+    };
+    walk(roots);
+    // Orphans with no judgment yet, and what they run: the tree's meanwhile, but not known (judged again next look).
+    const certain = members.length;
+    walk(pending);
+    const tentative = new Set(members.slice(certain));
 
     const alive = members.filter(isAlive);
     const joined: ProcessInfo[] = [];
     for (const info of alive) {
-      if (this.known.get(info.pid) !== info.startTime) {
+      if (this.known.get(info.pid) !== info.startTime && !tentative.has(info)) {
         joined.push(info);
         this.known.set(info.pid, info.startTime);
       }
@@ -203,31 +233,46 @@ export class ProcessTree {
 
     // Part of the look: the command lines it needs (see CommandLines.wanted), read off the loop; those gone forgotten.
     this.lines.keepOnly(byPid);
-    const named = this.verbose ? foreign : []; // -v names the foreign orphans too
+    const named = this.verbose ? judgments.map((judgment) => judgment.info) : []; // -v names each one judged
     await this.lines.learn([...this.lines.wanted({ alive, joined }, this.verbose), ...named]);
     const leftCommands = left.filter((pid) => this.commands.delete(pid));
-    return { members, alive, groups, children, joined, left, leftCommands, foreign };
+    return { members, alive, groups, children, joined, left, leftCommands, judgments };
   }
 
-  /** gsup's children that are the tree's; and those newly judged not to be. */
-  private async ownChildren(all: ProcessInfo[], byPid: ReadonlyMap<number, ProcessInfo>): Promise<Owned> {
+  /** gsup's children that are the tree's; those with no judgment yet; and the judgments new in this look. */
+  private async ownChildren(children: ProcessInfo[], byPid: ReadonlyMap<number, ProcessInfo>): Promise<Owned> {
+    const judgments: Judgment[] = [];
+    for (const info of children) {
+      const own = this.before.get(info.pid);
+      if (own?.startTime !== info.startTime || own.said) continue;
+      own.said = true;
+      judgments.push({ info, ours: false, why: 'own' });
+    }
+    const all = this.before.size > 0 ? children.filter((info) => !this.gsupsOwn(info)) : children;
     const origin = this.origin;
-    if (!origin?.strict) return { own: all, foreign: [] };
+    if (!origin?.strict) return { own: all, pending: [], judgments };
     const seen = (info: ProcessInfo) =>
       this.known.get(info.pid) === info.startTime ||
       origin.nodeChildren.has(info.pid) ||
       this.probes.get(info.pid)?.reapedAt === Infinity;
-    // A zombie has no environment left to read: reaped, it needs no verdict.
+    // A zombie has no environment left to read: reaped, it needs no judgment.
     const unseen = all.filter((info) => !seen(info) && isAlive(info));
-    if (unseen.length === 0) return { own: all.filter(seen), foreign: [] };
-    const { ours, fresh } = await origin.provenance.judge(unseen, byPid);
-    return { own: all.filter((info) => seen(info) || ours.has(info.pid)), foreign: fresh };
+    if (unseen.length === 0) return { own: all.filter(seen), pending: [], judgments };
+    const known = {
+      member: (info: ProcessInfo) => info.pid === this.rootPid || seen(info),
+      apart: (info: ProcessInfo) => this.gsupsOwn(info),
+    };
+    const { ours, pending, fresh } = await origin.provenance.judge(unseen, byPid, known);
+    judgments.push(...fresh);
+    const own = all.filter((info) => seen(info) || ours.has(info.pid));
+    return { own, pending: all.filter((info) => pending.has(info.pid)), judgments };
   }
 }
 
 interface Owned {
   own: ProcessInfo[];
-  foreign: ProcessInfo[];
+  pending: ProcessInfo[];
+  judgments: Judgment[];
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -242,9 +287,10 @@ export function logTreeChanges(logger: Logger, tree: ProcessTree, snapshot: Snap
     const fields = { pid: info.pid, ppid: info.ppid, pgid: info.pgid };
     logger.info('tree-join', `pid ${info.pid} joined the tree (${tree.lines.describe(info)})`, fields);
   }
-  for (const info of snapshot.foreign ?? []) {
-    const message = `pid ${info.pid} (${tree.lines.describe(info)}) is not the tree's: reparented to gsup`;
-    logger.info('not-ours', `${message} without the mark of its runs; reaped, never signalled`, { pid: info.pid });
+  for (const judgment of snapshot.judgments ?? []) {
+    const { info, ours, why, detail } = judgment;
+    const fields = { pid: info.pid, ours, why, detail };
+    logger.info(ours ? 'ours' : 'not-ours', sayJudgment(judgment, tree.lines.describe(info)), fields);
   }
   const left = snapshot.left.filter((pid) => !snapshot.leftCommands.includes(pid));
   if (left.length > 0) logger.info('tree-leave', `pid ${left.join(', ')} left the tree`, { pids: left });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { loadKoffi, loadLibc } from './koffi.js';
 
 const F_SETFD = 2;
@@ -28,4 +29,19 @@ export function execNodeAgain(env: Record<string, string>, moduleUrl: string): s
   const errno = koffi.errno();
   for (const fd of [0, 1, 2]) fcntl(fd, F_SETFD, FD_CLOEXEC);
   return `execve(${process.execPath}) failed (errno ${errno})`;
+}
+
+/**
+ * This process's start time (/proc/self/stat, field 22: clock ticks since
+ * boot), as text; execve(2) keeps it. Undefined where there is none.
+ */
+export function ownStartTime(): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/self/stat', 'latin1');
+  } catch {
+    return undefined;
+  }
+  // The fields after the command name (which may hold spaces and ')'): state is field 3, start time field 22.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }

@@ -22,11 +22,12 @@ function zombies(waiting: Array<ReapedChild | 'blocked'>) {
   return { platform, waiting, keeps };
 }
 
-function reaperOf(platform: FakePlatform, nodeChildren = new Set<number>(), verbosity = 0) {
+function reaperOf(platform: FakePlatform, nodeChildren = new Set<number>(), verbosity = 0, apart?: Set<number>) {
   const lines: string[] = [];
   const died: Array<[number, CommandExit]> = [];
   const logger = new Logger({ verbosity, write: (line) => lines.push(line.trim()) });
-  const reaper = new Reaper(platform, nodeChildren, logger, (pid, exit) => died.push([pid, exit]));
+  const notTheTrees = apart && ((pid: number) => apart.delete(pid));
+  const reaper = new Reaper(platform, nodeChildren, logger, (pid, exit) => died.push([pid, exit]), notTheTrees);
   return { reaper, lines, died };
 }
 
@@ -94,6 +95,19 @@ describe('Reaper', () => {
       [700, { code: null, signal: 'SIGKILL' }],
       [701, { code: 3, signal: null }],
     ]);
+  });
+
+  it('a child that was none of the tree’s (a stranger, gsup’s own from before its first spawn): reaped, said, no status', () => {
+    const { platform } = zombies([
+      { pid: 800, code: 7, signal: null },
+      { pid: 801, code: 0, signal: null },
+    ]);
+    const { reaper, lines } = reaperOf(platform, new Set(), 1, new Set([800]));
+    expect(reaper.reap().reaped).toEqual([{ code: 0, signal: null }]);
+    expect(lines).toEqual(["[gsup] reaped pid 800 (code 7, not the tree's)", '[gsup] reaped pid 801 (code 0)']);
+    platform.reapZombies = () => ({ reaped: [{ pid: 802, code: 5, signal: null }], notYet: 0 });
+    const swept = reaperOf(platform, new Set(), 0, new Set([802]));
+    expect(swept.reaper.sweep()).toEqual({ reaped: [], notYet: 0 });
   });
 
   it('the sweep at the end: the walk, and how many zombies cannot be reaped yet', () => {

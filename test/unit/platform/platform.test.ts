@@ -1,9 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { linuxPlatform, parseStat } from '../../../src/platform/linux/platform.js';
+import { environValue } from '../../../src/platform/linux/environ.js';
 import { parsePsLine, posixPlatform } from '../../../src/platform/posix/platform.js';
 import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/linux/koffi.js';
 import { ROOT } from '../../helpers/gsup.js';
@@ -115,6 +117,64 @@ describe.each([
     await new Promise((resolve) => child.once('exit', resolve));
     expect(platform.signalProcesses([info], 'SIGTERM')).toBe(0);
     expect(platform.signalGroup(info, 'SIGTERM')).toBe(false);
+  });
+});
+
+describe('/proc/PID/environ: one variable of the environment a process started with', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+  const sleeper = (env: NodeJS.ProcessEnv) => {
+    const child = spawn('sleep', ['30'], { env, stdio: 'ignore' });
+    children.push(child);
+    return child.pid!;
+  };
+
+  it('found, absent, or gone: each told apart (a large environment searched whole)', async () => {
+    const pid = sleeper({ GSUP_RUN: 'a.1 b.2', GSUP_RUNNER: 'no' });
+    expect(await environValue(pid, 'GSUP_RUN')).toEqual({ found: 'value', value: 'a.1 b.2' });
+    expect(await environValue(pid, 'GSUP')).toEqual({ found: 'absent' });
+    expect(await environValue(pid, 'NOPE')).toEqual({ found: 'absent' });
+    // Past the first 64 KiB read: the variable after 120 KiB of others (one string may hold 128 KiB at most).
+    const large = sleeper({ PAD1: 'x'.repeat(60 * 1024), PAD2: 'y'.repeat(60 * 1024), GSUP_RUN: 'c.3' });
+    expect(await environValue(large, 'GSUP_RUN')).toEqual({ found: 'value', value: 'c.3' });
+    // Reads at once (each with its own buffer), and again (the buffers used again): the same answers.
+    const again = await Promise.all([pid, large, pid, large, pid, large].map((each) => environValue(each, 'GSUP_RUN')));
+    expect(again.map((read) => (read.found === 'value' ? read.value : read.found))).toEqual([
+      'a.1 b.2',
+      'c.3',
+      'a.1 b.2',
+      'c.3',
+      'a.1 b.2',
+      'c.3',
+    ]);
+    const child = children.pop()!;
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await environValue(large, 'GSUP_RUN')).toEqual({ found: 'gone' });
+  });
+
+  const setpriv = spawnSync('setpriv', ['--version']).status === 0 && process.getuid?.() === 0;
+  it.skipIf(!setpriv)('unreadable (another user’s process, read without CAP_SYS_PTRACE): not absent', () => {
+    // Read as uid 65534: this process (root's) is not its to read.
+    const dir = mkdtempSync(join(tmpdir(), 'gsup-environ-'));
+    chmodSync(dir, 0o755);
+    const script = join(dir, 'read.mts');
+    const source = join(ROOT, 'src/platform/linux/environ.ts');
+    writeFileSync(
+      script,
+      `import { environValue } from ${JSON.stringify(source)};\n` +
+        `console.log(JSON.stringify(await environValue(${process.pid}, 'PATH')));\n`,
+    );
+    const tsx = join(ROOT, 'node_modules/.bin/tsx');
+    const read = spawnSync('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', tsx, script], {
+      encoding: 'utf8',
+      cwd: '/',
+    });
+    rmSync(dir, { recursive: true, force: true });
+    expect(read.stderr).toBe('');
+    expect(JSON.parse(read.stdout)).toEqual({ found: 'unreadable', why: 'EACCES' });
   });
 });
 

@@ -1,0 +1,59 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hostPidOfPid1, type Run } from '../helpers/gsup.js';
+import {
+  CAP_SYS_PTRACE,
+  DROP,
+  capEff,
+  dropWorks,
+  fixturesForAnyone,
+  gsupAsPid1WithDockerCaps,
+} from '../helpers/caps.js';
+import { waitFor } from '../helpers/proc.js';
+
+// As PID 1 with Docker's default capabilities (no CAP_SYS_PTRACE), root cannot read the environment of
+// another user's process: an app that drops privileges (gosu, su-exec, setpriv) leaves daemons whose
+// run mark gsup cannot read. The tree wins: such an orphan is the tree's unless gsup can show it is not.
+
+if (!dropWorks) console.warn('skipping: needs root, `unshare --pid --fork --mount-proc` and setpriv');
+
+async function pid1(run: Run): Promise<number> {
+  let pid: number | undefined;
+  await waitFor(() => (pid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
+  return pid!;
+}
+
+describe.skipIf(!dropWorks)('PID 1 with Docker’s capabilities, the command dropping to uid 65534', () => {
+  it('a setsid daemon it leaves (its mark unreadable): gsup stays after the command exits 0, and the daemon gets exactly one SIGTERM at the stop', async () => {
+    const dir = fixturesForAnyone(['daemonize.js', 'printer.js']);
+    try {
+      const daemonize = [
+        process.execPath,
+        join(dir.path, 'daemonize.js'),
+        '--then',
+        'exit:0',
+        '--',
+        '--cleanup',
+        '100',
+      ];
+      const run = gsupAsPid1WithDockerCaps(['-v', '--', ...DROP, ...daemonize]);
+      await run.ready('daemon');
+      const gsupPid = await pid1(run);
+      // What the test claims to set up: gsup itself lacks CAP_SYS_PTRACE.
+      expect(capEff(gsupPid) & (1n << BigInt(CAP_SYS_PTRACE))).toBe(0n);
+      await run.waitForLine(/is the tree's: reparented to gsup, its mark cannot be read \(EACCES/, {
+        stream: 'stderr',
+      });
+      await run.waitForLine(/command exited \(code 0\); waiting for 1 remaining process/, { stream: 'stderr' });
+      expect(run.exit).toBeUndefined();
+      expect(run.count(/^signal: /)).toBe(0);
+      process.kill(gsupPid, 'SIGTERM');
+      const exit = await run.finished();
+      expect(exit.code, run.transcript()).toBe(0); // the daemon's own status: gsup stayed for it
+      expect(run.count(/^signal: SIGTERM .*daemon\)$/), run.transcript()).toBe(1);
+      expect(run.count(/^clean exit .*daemon\)$/), run.transcript()).toBe(1);
+    } finally {
+      dir.remove();
+    }
+  });
+});
