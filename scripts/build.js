@@ -70,6 +70,20 @@ await build({
   format: 'cjs',
   ...moduleUrl,
 });
+// The preload the Node processes of a run load under --listen (src/listen-preload.ts): its own small file, with
+// no dependency and nothing of gsup's; CommonJS, as `--require` takes it.
+await build({
+  ...common,
+  entryPoints: { 'listen-preload': 'src/listen-preload.ts' },
+  outExtension: { '.js': '.cjs' },
+  outdir: 'dist',
+  format: 'cjs',
+  external: [],
+  // Every Node process of a run parses it: small, names kept (a stack trace still reads).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+});
 await build({
   ...common,
   entryPoints: { index: 'src/index.ts' },

@@ -36,6 +36,7 @@ describe('the npm package', () => {
       'dist/cli.cjs',
       'dist/cli.cjs.cache',
       'dist/flags.cjs',
+      'dist/listen-preload.cjs',
       'dist/index.js',
       'dist/index.d.ts',
       'README.md',

@@ -51,3 +51,26 @@ export function parseReport(line: string): ReportWord | undefined {
   }
   return { word, name, pid: pid as number };
 }
+
+/** One entry of GSUP_LISTEN_ID: fstat's device and inode of a held socket (decimal), and its address as bound. */
+export interface ListenId {
+  dev: string;
+  ino: string;
+  address: string;
+}
+
+/** `DEV:INO@ADDRESS`, one entry of GSUP_LISTEN_ID (entries are joined with `,`). */
+export function listenIdEntry(id: ListenId): string {
+  return `${id.dev}:${id.ino}@${id.address}`;
+}
+
+/** GSUP_LISTEN_ID's entries in fd order, or undefined when any entry is malformed (then none is trusted). */
+export function parseListenIds(value: string): ListenId[] | undefined {
+  const ids: ListenId[] = [];
+  for (const entry of value.split(',')) {
+    const match = /^(\d+):(\d+)@(\S+)$/.exec(entry);
+    if (!match) return undefined;
+    ids.push({ dev: match[1], ino: match[2], address: match[3] });
+  }
+  return ids;
+}

@@ -1,0 +1,55 @@
+// The preload that the Node processes of a run load under `gsup --listen` (NODE_OPTIONS="… --require <copy of
+// dist/listen-preload.cjs>"; engine/listen/preload-file.ts puts it there). A bundle of its own, CommonJS, with
+// no dependency: it runs inside the app. It never throws; when it cannot do its job it says one line on stderr
+// and lets the app run. What it is handed, and what it says back: engine/listen/wire.ts.
+//
+// - It trusts fds 3… only once fstat matches every GSUP_LISTEN_ID entry (device and inode); otherwise it drops
+//   the contract's variables from its environment (the app must not take an epoll fd for a socket).
+// - Taking over (listen-preload/take-over.ts): a listen() on a held port becomes a listen on the held fd.
+// - Handing on (listen-preload/hand-on.ts): its children get the sockets, until it takes one itself.
+import { isPm2Process } from './listen-preload/children.js';
+import { mismatch, readHeld, VARIABLES } from './listen-preload/held.js';
+import { handOn } from './listen-preload/hand-on.js';
+import { fstat, say, type Holder } from './listen-preload/process.js';
+import { takeOver } from './listen-preload/take-over.js';
+
+// Loaded twice (two --require of it, or a copy at another path): the first one acts.
+const LOADED = Symbol.for('gsup.listen-preload');
+
+function start(): void {
+  const env = process.env;
+  const held = readHeld(env);
+  if (held === undefined) return;
+  const forget = () => {
+    for (const key of VARIABLES) delete env[key];
+  };
+  if (typeof held === 'string') {
+    forget();
+    return say(`the held sockets are not used: ${held}`);
+  }
+  // pm2's cluster reload is its own: pm2 and what it starts get nothing.
+  if (isPm2Process(process.argv)) return forget();
+  const wrong = mismatch(held, fstat);
+  if (wrong) {
+    forget();
+    return say(`the held sockets are not used: ${wrong}`);
+  }
+  // Behind npx or tsx, a process that reads LISTEN_FDS itself checks LISTEN_PID against its own pid.
+  env.LISTEN_PID = String(process.pid);
+  const handed: Record<string, string> = {};
+  for (const key of VARIABLES) if (env[key] !== undefined) handed[key] = env[key]!;
+  const holder: Holder = { held, handed, taken: new Map(), path: __filename, said: new Set() };
+  // Loaded here, not at the top: a process with nothing held (most that load the preload) loads nothing more.
+  takeOver(holder, require('node:net') as typeof import('node:net'));
+  handOn(holder, require('node:child_process') as typeof import('node:child_process'));
+}
+
+try {
+  const global = globalThis as { [LOADED]?: boolean };
+  if (!global[LOADED]) {
+    global[LOADED] = true;
+    start();
+  }
+} catch (error) {
+  say(`left the app to itself: ${error instanceof Error ? error.message : String(error)}`);
+}

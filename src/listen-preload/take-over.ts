@@ -1,0 +1,129 @@
+// Taking over: a listen() on a held port becomes a listen on the held socket's fd.
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:net';
+import { placement, showAddress } from './address.js';
+import type { HeldSocket } from './held.js';
+import { fstat, report, say, type Holder } from './process.js';
+
+type Listen2 = (address: unknown, port: unknown, type: unknown, backlog: unknown, fd: unknown, flags: unknown) => void;
+interface Handle {
+  close: (...args: unknown[]) => unknown;
+}
+
+/**
+ * gsup listens with the kernel's somaxconn: the same number here leaves its backlog as it is (Linux caps a
+ * larger one at somaxconn anyway, the fallback's reason).
+ */
+function backlog(): number {
+  try {
+    const value = Number(readFileSync('/proc/sys/net/core/somaxconn', 'latin1').trim());
+    if (Number.isSafeInteger(value) && value > 0) return value;
+  } catch {
+    // not Linux, or no /proc
+  }
+  return 0x7fffffff;
+}
+
+/**
+ * The held socket a listen on `address:port` takes, if any: the one whose address it lies in (its very address
+ * first). Undefined (left to Node) for other ports, port 0, another address, and a held socket this process
+ * already took: Node cannot give one fd to two servers (the second gets Node's own EADDRINUSE, as two servers on
+ * one port of one process would without gsup; after a close the fd is gone with the server that had it).
+ */
+function choose(holder: Holder, address: string | null, port: number): HeldSocket | undefined {
+  const places = holder.held.sockets
+    .filter((socket) => socket.port === port)
+    .map((socket) => ({ socket, place: placement(address, socket.host) }))
+    .filter(({ place }) => place !== 'outside')
+    // One not taken yet first, then its very address.
+    .map((found) => ({
+      ...found,
+      rank: (holder.taken.has(found.socket.fd) ? 2 : 0) + (found.place === 'same' ? 0 : 1),
+    }))
+    .sort((a, b) => a.rank - b.rank);
+  if (places.length === 0) return undefined;
+  const { socket, place } = places[0];
+  const asked = showAddress(address, port);
+  const held = `${showAddress(socket.host, socket.port)} (${socket.name})`;
+  const state = holder.taken.get(socket.fd);
+  if (state) {
+    const why = state === 'listening' ? 'another server of this process listens on it' : 'this process closed it';
+    say(`listen on ${asked} left to Node: the held socket ${held} is taken (${why})`);
+    return undefined;
+  }
+  const stat = fstat(socket.fd);
+  if (stat?.dev !== socket.dev || stat.ino !== socket.ino) {
+    say(`listen on ${asked} left to Node: fd ${socket.fd} is no longer the held socket ${held}`);
+    return undefined;
+  }
+  if (place === 'inside') say(`listen on ${asked} takes the held socket ${held}: --listen decides exposure`);
+  return socket;
+}
+
+/** After the take-over: gsup hears of it, and of the close that ends it. */
+function took(holder: Holder, handle: Handle, socket: HeldSocket): void {
+  holder.taken.set(socket.fd, 'listening');
+  report(holder, 'listen', socket);
+  const close = handle.close;
+  handle.close = function (this: Handle, ...args: unknown[]) {
+    handle.close = close;
+    holder.taken.set(socket.fd, 'closed');
+    report(holder, 'close', socket);
+    return close.apply(this, args);
+  };
+}
+
+/**
+ * A cluster primary under NODE_CLUSTER_SCHED_POLICY=none makes the workers' handle through net's exported
+ * `_createServerHandle` (shared_handle.js), and each worker then listens on it itself (with its own backlog).
+ */
+function takeOverShared(holder: Holder, net: typeof import('node:net')): void {
+  type Create = (address: unknown, port: unknown, type: unknown, fd: unknown, flags: unknown) => unknown;
+  const exported = net as unknown as { _createServerHandle?: Create };
+  const create = exported._createServerHandle;
+  if (typeof create !== 'function') return;
+  exported._createServerHandle = function (this: unknown, ...args: Parameters<Create>) {
+    const [address, port, type, fd, flags] = args;
+    let socket: HeldSocket | undefined;
+    try {
+      const plain = typeof fd !== 'number' && typeof port === 'number' && port > 0;
+      if (plain) socket = choose(holder, typeof address === 'string' ? address : null, port);
+    } catch {
+      socket = undefined;
+    }
+    if (!socket) return create.apply(this, args);
+    const handle = create.call(this, null, null, type, socket.fd, flags);
+    if (typeof handle === 'object' && handle !== null) took(holder, handle as Handle, socket);
+    return handle;
+  };
+}
+
+/**
+ * Every listen of a net.Server (http, https, http2 and cluster's round-robin handle are ones) reaches
+ * `_listen2` with its address resolved (null: every interface) and its port: the one place to take it over.
+ * The fd goes in with the backlog positional, as `listen({ fd }, backlog)` would: in the options Node drops it.
+ */
+export function takeOver(holder: Holder, net: typeof import('node:net')): void {
+  const proto = net.Server.prototype as unknown as { _listen2?: Listen2 };
+  const listen2 = proto._listen2;
+  if (typeof listen2 !== 'function') {
+    say(`this Node (${process.version}) has no Server.prototype._listen2: listen() is left to Node`);
+    return;
+  }
+  proto._listen2 = function (this: Server & { _handle?: Handle | null }, ...args: Parameters<Listen2>) {
+    const [address, port, type, , fd, flags] = args;
+    let socket: HeldSocket | undefined;
+    try {
+      // A server that has a handle (a cluster worker's from the primary) or listens on an fd is not taken over.
+      const plain = !this._handle && typeof fd !== 'number' && typeof port === 'number' && port > 0;
+      if (plain) socket = choose(holder, typeof address === 'string' ? address : null, port);
+    } catch {
+      socket = undefined;
+    }
+    if (!socket) return listen2.apply(this, args);
+    const result = listen2.call(this, null, null, type, backlog(), socket.fd, flags);
+    if (this._handle) took(holder, this._handle, socket);
+    return result;
+  };
+  takeOverShared(holder, net);
+}
