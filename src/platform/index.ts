@@ -4,7 +4,16 @@ import { posixPlatform } from './posix/platform.js';
 import type { Platform } from './types.js';
 import { windowsPlatform } from './windows/platform.js';
 
-export type { ChildHandle, NotifySocket, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
+export type {
+  ChildHandle,
+  NotifySocket,
+  Platform,
+  ProcessInfo,
+  ReapedChild,
+  ReapResult,
+  SendMoment,
+  SignalName,
+} from './types.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 
