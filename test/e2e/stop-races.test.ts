@@ -5,8 +5,14 @@ import { isAlive, readProc, waitFor } from '../helpers/proc.js';
 // The stop signal exactly once while the tree forks, exits and reparents between a look and the send, and a
 // stopped process that can act on it.
 
-// A job: says it started, prints each SIGTERM it gets with its pid, and goes on after one (its trap) for a while.
-const JOB = `trap 'echo "signal: SIGTERM (pid: $$, job)"' TERM; echo "ready (pid: $$, job)"; sleep 0.5; sleep 0.5`;
+// A job: says it started, prints each SIGTERM it gets with its pid; it lives 3 s, or 0.5 s more after a SIGTERM
+// (its trap), long enough for the stop's next rounds to find it, reparented, in its old group.
+const JOB = [
+  `trap 'echo "signal: SIGTERM (pid: $$, job)"; t=1' TERM`,
+  'echo "ready (pid: $$, job)"',
+  'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.3; [ -n "$t" ] && break; done',
+  'sleep 0.5',
+].join('; ');
 // A bootstrap loop: a new job into its group every 20 ms, none waited for (they overlap); the loop itself dies of
 // SIGTERM, and the jobs it leaves are reparented to gsup.
 const LOOP = 'while :; do sh -c "$0" & sleep 0.02; done';
