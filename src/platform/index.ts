@@ -12,6 +12,7 @@ export type {
   ProcessInfo,
   ReapedChild,
   ReapResult,
+  SendMoment,
   SignalName,
 } from './types.js';
 export { isAlive } from './types.js';

@@ -29,6 +29,21 @@ export interface ProcessInfo {
 export type EnvironRead =
   { found: 'value'; value: string } | { found: 'absent' | 'gone' } | { found: 'unreadable' | 'failed'; why: string };
 
+/**
+ * The moment of a send as the kernel keeps it: the clock, read right before
+ * the send, and the pid counter, read right after it. A process that started
+ * before `tick`, or whose pid was handed out by `lastPid`, existed when the
+ * signal went (or was being forked: see machine/continuity.ts).
+ */
+export interface SendMoment {
+  /** The time, in the unit of `ProcessInfo.startTime`, cut down to it as start times are. */
+  readonly tick: number;
+  /** The last pid the kernel handed out (Linux: ns_last_pid); undefined where it cannot be read. */
+  readonly lastPid: number | undefined;
+  /** Pids wrap around below this (Linux: pid_max); undefined where unknown. */
+  readonly pidMax: number | undefined;
+}
+
 /** A zombie child gsup reaped, with how it ended. */
 export interface ReapedChild {
   pid: number;
@@ -121,6 +136,12 @@ export interface Platform {
    * is not (signal the members one by one then).
    */
   signalGroup(leader: ProcessInfo, signal: SignalName): boolean;
+  /**
+   * The clock and the pid counter now, as the kernel keeps them: read around
+   * a group send (which reaches every member of that moment, and each child
+   * whose fork is under way). Absent where start times cannot be placed.
+   */
+  sendMoment?(): SendMoment;
   /**
    * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
    * wait for the tree can look again at once. Returns the unsubscribe.

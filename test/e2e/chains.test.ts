@@ -49,6 +49,33 @@ describe.each([
   });
 });
 
+describe('gsup -- npx tsx watch fixtures/app.ts', () => {
+  // tsx watch relays a stop signal to its app, and stays when its app exits (it waits for changes): gsup sends the
+  // app the signal itself, and tsx watch its own once the app is gone.
+  it('SIGINT: the app gets it once, then tsx watch; gsup ends in the app’s shutdown time, not at the kill timeout', async () => {
+    const done = markerPath();
+    const run = gsup(['-v', '-t', '10s', '--', 'npx', 'tsx', 'watch', APP_TS, '--cleanup', '500', '--marker', done]);
+    const app = await run.ready('app');
+    const tsx = readProc(app)!.ppid;
+    const sent = Date.now();
+    run.signal('SIGINT');
+    const exit = await run.finished();
+    expect(Date.now() - sent).toBeLessThan(4000);
+    expect(existsSync(done)).toBe(true);
+    expect(run.count(/^signal: SIGINT /)).toBe(1);
+    expect(run.count(/^signal: /)).toBe(1);
+    expect(run.count(/^clean exit/)).toBe(1);
+    // As `npx tsx app.ts` ends on SIGINT: npm waits for its child, then dies of it.
+    expect(exit.code).toBe(130);
+    const log = run.stderr.join('\n');
+    expect(log).toMatch(/stopped in .*: \d+ exited by themselves, 0 killed/);
+    // Said as sent: tsx left out beside its app, then sent the signal once the app was gone.
+    expect(log).toMatch(new RegExp(`SIGINT → .*relayer pid ${tsx} left out`));
+    expect(log).toMatch(new RegExp(`SIGINT → pid ${tsx} \\(relayer, its child gone\\)`));
+    expect(leftovers(run)).toEqual([]);
+  });
+});
+
 // World premise, not gsup: what happens without it. gsup relies on this to exist at all (the README's first
 // paragraph, and its advice never to start gsup through npx). Should npx ever pass SIGTERM on and wait, this fails,
 // and the README's problem statement must change, not gsup.

@@ -46,6 +46,12 @@ export class FakePlatform implements Platform {
   startTimeNow() {
     return this.now;
   }
+  /** The moment of a send: the clock above, and the highest pid in the table as the last one handed out. */
+  sendMoment: NonNullable<Platform['sendMoment']> = () => ({
+    tick: this.now,
+    lastPid: Math.max(0, ...this.processes.keys()),
+    pidMax: 4_194_304,
+  });
   readonly commandLines = new Map<number, string>();
   /** Pids that run as another user than gsup. */
   readonly otherUsers = new Set<number>();

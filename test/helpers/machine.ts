@@ -43,7 +43,7 @@ export function looked(alive: ProcessInfo[], commandPgid: number | undefined, ro
   return { kind: 'looked', snapshot: lookOf(alive), commandPgid, route };
 }
 
-/** A route for a stop round: these targets, no pm2 (the shell's plan, forwarder.plan). */
-export function routeTo(targets: Target[], commandPid?: number): Route {
-  return { targets, pm2Kill: [], managed: new Set(), runs: new Map(), commandPid };
+/** A route for a stop round: these targets, no pm2 (the shell's plan, forwarder.plan); `relayers` by processKey. */
+export function routeTo(targets: Target[], commandPid?: number, relayers: ReadonlySet<string> = new Set()): Route {
+  return { targets, pm2Kill: [], managed: new Set(), runs: new Map(), commandPid, relayers };
 }

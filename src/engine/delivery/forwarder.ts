@@ -1,9 +1,9 @@
 import { monotonicMs } from '../../platform/clock.js';
 import type { Logger } from '../../log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
-import { send } from './deliver.js';
-import { describeSignal, describeTarget } from '../machine/format.js';
-import { describeTargets, roots, type TargetMode } from '../tree/targets.js';
+import { describeSent, send, sentAny, sentFields } from './deliver.js';
+import { describeSignal } from '../machine/format.js';
+import { roots, type TargetMode } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Looks } from '../tree/looks.js';
 import type { ProcessTree } from '../tree/tree.js';
@@ -103,10 +103,12 @@ export class Forwarder {
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
       const said = describeSignal(signal, received);
       if (targets.length > 0) {
-        send(this.platform, targets, signal);
+        const delivered = send(this.platform, targets, signal);
         sent.push({ signal, targets });
-        const fields = { signal, received, targets: targets.map(describeTarget) };
-        this.logger.info('forward', `${said} → ${describeTargets(targets)}`, fields);
+        // As sent: a group whose leader was gone went to its members one by one, and says so.
+        const fields = { signal, received, targets: sentFields(delivered) };
+        const what = sentAny(delivered) ? describeSent(delivered) : 'no process (gone)';
+        this.logger.info('forward', `${said} → ${what}`, fields);
       } else if (group === undefined) {
         this.logger.info('forward', `${said}: no process to forward to`, { signal, received, targets: [] });
       }

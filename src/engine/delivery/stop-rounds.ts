@@ -1,17 +1,22 @@
 import type { Logger } from '../../log.js';
 import type { Platform, ProcessInfo, SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
-import { deliver, send } from './deliver.js';
-import { describeTarget, formatDuration } from '../machine/format.js';
+import { describeSent, send, sentAny, sentFields, type Sent } from './deliver.js';
+import { formatDuration } from '../machine/format.js';
 import { processKey } from '../machine/ledger.js';
 import { NAMED, type CommandLines } from '../tree/command-lines.js';
-import { describeTargets, units } from '../tree/targets.js';
+import { units } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Effect } from '../machine/state.js';
-import type { Relayers } from './relayers.js';
 import type { CommandRun } from '../children/run.js';
 import type { Snapshot } from '../machine/values.js';
 import { membersOf, type Target } from '../machine/ledger.js';
+
+/** What a stop round sent: the signals (for /metrics), and the groups the stop signal went to as groups. */
+export interface RoundSent {
+  readonly signals: SignalName[];
+  readonly groups: Sent['groups'];
+}
 
 /**
  * The acts of a stop the machine decided on: the stop signal to the roots it
@@ -27,7 +32,6 @@ export class StopRounds {
   constructor(
     private readonly platform: Platform,
     private readonly logger: Logger,
-    private readonly relayers: Relayers,
     private readonly children: Children,
     private readonly pm2: Pm2Supervision | undefined,
     private readonly lines: CommandLines,
@@ -47,33 +51,65 @@ export class StopRounds {
   /**
    * One round, as the machine decided it: the stop signal to the roots not
    * reached yet, the signal received again to everyone reached, `pm2 kill`
-   * to the God daemons; returns the signals sent.
+   * to the God daemons, then SIGCONT to the stopped; returns the signals sent,
+   * and the groups the stop signal went to as groups (with their moments).
    */
-  round(round: Extract<Effect, { kind: 'stop-round' }>, run: CommandRun): SignalName[] {
-    const { snapshot: look, route, signal, targets, pm2Kill, again } = round;
-    const sentSignals: SignalName[] = [];
-    if (targets.length > 0) this.deliver(targets, signal, run);
-    if (targets.length > 0 || pm2Kill.length > 0) sentSignals.push(signal);
+  round(round: Extract<Effect, { kind: 'stop-round' }>, run: CommandRun): RoundSent {
+    const { snapshot: look, route, signal, targets, pm2Kill, again, cont, held } = round;
+    const signals: SignalName[] = [];
+    const sent = targets.length > 0 ? this.send(targets, signal, run, true) : undefined;
+    if (targets.length > 0 || pm2Kill.length > 0) signals.push(signal);
     // The stop signal received again: once to everyone the stop signal reached (pm2's apps are pm2's to stop).
-    if (again) (this.deliver(again.targets, again.signal, run), sentSignals.push(again.signal));
+    const sentAgain = again && this.send(again.targets, again.signal, run, false);
+    if (again) signals.push(again.signal);
+    // Stopped, they could not act on it (a fatal signal ends a stopped process; a handled one waits for SIGCONT).
+    const continued = cont.filter((info) => this.platform.signalProcesses([info], 'SIGCONT') > 0);
     for (const manager of pm2Kill) void this.pm2?.stop(manager, signal, this.children);
-    // After the sends (forward first, log after): the summary's count, and what pm2 was told (it reads command lines).
+    // After the sends (forward first, log after): what was sent, as sent; the summary's count; what pm2 was told.
+    if (sent || held.length > 0) this.said(signal, sent, held, route.relayers, look);
+    if (sentAgain) this.said(again.signal, sentAgain, [], route.relayers, look);
+    if (continued.length > 0) {
+      const pids = continued.map((info) => info.pid);
+      this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
+    }
     this.summary.saw(look);
-    if (targets.length === 0 && pm2Kill.length === 0) return sentSignals;
-    const sent = new Set([
+    const groups = sent?.groups ?? [];
+    if (targets.length === 0 && pm2Kill.length === 0) return { signals, groups };
+    const told = new Set([
       ...pm2Kill.map((manager) => manager.info.pid),
       ...targets.flatMap(membersOf).map((info) => info.pid),
     ]);
-    this.pm2?.announce(route, signal, { sent: (manager) => sent.has(manager.info.pid) });
-    return sentSignals;
+    this.pm2?.announce(route, signal, { sent: (manager) => told.has(manager.info.pid) });
+    return { signals, groups };
   }
 
-  private deliver(targets: Target[], signal: SignalName, run: CommandRun): void {
+  private send(targets: Target[], signal: SignalName, run: CommandRun, moments: boolean): Sent {
     run.sent.add(signal);
-    deliver(this.platform, targets, signal, this.relayers);
-    this.logger.info('forward', `${signal} → ${describeTargets(targets)}`, {
+    return send(this.platform, targets, signal, moments);
+  }
+
+  /** One line for what a delivery sent, as sent; relayers named as such, and those left out. */
+  private said(
+    signal: SignalName,
+    sent: Sent | undefined,
+    held: readonly ProcessInfo[],
+    relayers: ReadonlySet<string>,
+    look: Snapshot,
+  ): void {
+    if (!this.logger.enabled('info')) return;
+    const childLeft = (info: ProcessInfo) => look.alive.some((child) => child.ppid === info.pid);
+    const note = (info: ProcessInfo) =>
+      relayers.has(processKey(info)) ? (childLeft(info) ? ' (relayer)' : ' (relayer, its child gone)') : '';
+    const parts =
+      sent && sentAny(sent) ? [`${signal} → ${describeSent(sent, note)}`] : [`${signal}: nothing sent (gone)`];
+    if (held.length > 0) {
+      const pids = held.map((info) => `pid ${info.pid}`).join(', ');
+      parts.push(`relayer ${pids} left out (its child gets it)`);
+    }
+    this.logger.info('forward', parts.join('; '), {
       signal,
-      targets: targets.map(describeTarget),
+      targets: sent ? sentFields(sent) : [],
+      ...(held.length > 0 && { leftOut: held.map((info) => info.pid) }),
     });
   }
 

@@ -1,5 +1,4 @@
 import type { SignalName } from '../../platform/types.js';
-import type { Target } from './ledger.js';
 import type { CommandExit } from './values.js';
 
 // How the engine's log lines say things.
@@ -10,10 +9,6 @@ export function formatDuration(ms: number): string {
 
 export function describeExit(exit: CommandExit): string {
   return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
-}
-
-export function describeTarget(target: Target): { pgid: number } | { pid: number } {
-  return target.kind === 'group' ? { pgid: target.pgid } : { pid: target.process.pid };
 }
 
 /** A forwarded signal as it came: `SIGUSR1 (as SIGUSR2)` when a rule rewrote it. */

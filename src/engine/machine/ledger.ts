@@ -1,4 +1,5 @@
-import type { ProcessInfo, SignalName } from '../../platform/types.js';
+import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
+import { hadIt, plannedSend, sentAsGroups, type GroupSend } from './continuity.js';
 
 // The stop's ledger: who has had the stop signal, so that none gets it twice. Pure, part of the state (Stop).
 
@@ -39,7 +40,7 @@ export function restrictTargets(targets: Target[], only: ReadonlySet<number>): T
   });
 }
 
-/** Who has had the stop signal in one stop sequence, by identity (a reused pid is a stranger). */
+/** Who has had the stop signal in one stop sequence, by identity (a reused pid is a stranger). A plain value. */
 export interface Ledger {
   /** Every process sent the stop signal (processKey), or left to the pm2 daemon sent `pm2 kill`. */
   readonly reached: ReadonlySet<string>;
@@ -47,9 +48,22 @@ export interface Ledger {
   readonly groups: ReadonlySet<number>;
   /** The pm2 God daemons sent `pm2 kill` (by pid): each once. */
   readonly pm2Killed: ReadonlySet<number>;
+  /** The groups the stop signal went to as groups, with their moments: who was in one then has had it. */
+  readonly sent: readonly GroupSend[];
+  /** Relayers left out while a child of theirs has the signal (processKey). */
+  readonly held: ReadonlySet<string>;
+  /** Stopped processes sent SIGCONT (processKey): once each. */
+  readonly continued: ReadonlySet<string>;
 }
 
-export const EMPTY_LEDGER: Ledger = { reached: new Set(), groups: new Set(), pm2Killed: new Set() };
+export const EMPTY_LEDGER: Ledger = {
+  reached: new Set(),
+  groups: new Set(),
+  pm2Killed: new Set(),
+  sent: [],
+  held: new Set(),
+  continued: new Set(),
+};
 
 /** A pm2 God daemon, as the ledger knows it: its process. */
 export interface Daemon {
@@ -59,24 +73,29 @@ export interface Daemon {
 /**
  * Where a stop round's signal goes, as the shell planned it on the look
  * (forwarder.plan): the roots; the pm2 God daemons to stop with `pm2 kill`,
- * and every pid they run; and the command's pid.
+ * and every pid they run; the command's pid; and which processes of the look
+ * are relayers (by processKey: their command lines, read ahead).
  */
 export interface RoundRoute<D extends Daemon> {
   readonly targets: Target[];
   readonly pm2Kill: readonly D[];
   readonly managed: ReadonlySet<number>;
   readonly commandPid: number | undefined;
+  readonly relayers: ReadonlySet<string>;
 }
 
 /**
  * What one stop round sends: the stop signal to `fresh`, `pm2 kill` to
- * `pm2Kill`, a stop signal received again to `again`.
+ * `pm2Kill`, a stop signal received again to `again`, then SIGCONT to `cont`
+ * (stopped, they could not act on it); `held`: relayers left out, said once.
  */
 export interface Round<D extends Daemon> {
   readonly ledger: Ledger;
   readonly fresh: Target[];
   readonly pm2Kill: D[];
   readonly again: { signal: SignalName; targets: Target[] } | undefined;
+  readonly cont: ProcessInfo[];
+  readonly held: ProcessInfo[];
 }
 
 /**
@@ -92,38 +111,111 @@ export function stopRound<D extends Daemon>(
   again: SignalName | undefined,
   exited: boolean,
 ): Round<D> {
-  const taken = take(ledger, route.targets, alive);
-  const held = pm2KillHeld(route, exited);
-  const pm2 = held ? { ledger: taken.ledger, fresh: [] } : takePm2(taken.ledger, route, alive);
-  const { ledger: after, fresh: pm2Kill } = pm2;
+  const taken = take(ledger, route, alive);
+  const pm2Waits = pm2KillHeld(route, exited);
+  const pm2 = pm2Waits ? { ledger: taken.ledger, fresh: [] } : takePm2(taken.ledger, route, alive);
+  const { fresh: pm2Kill } = pm2;
+  const { ledger: after, cont } = continueStopped(pm2.ledger, alive);
   const reached = again === undefined ? [] : reachedOf(after, route.targets);
   return {
     ledger: after,
     fresh: taken.fresh,
     pm2Kill,
     again: again !== undefined && reached.length > 0 ? { signal: again, targets: reached } : undefined,
+    cont,
+    held: taken.held,
   };
+}
+
+/** The delivery of a round said which planned groups went as groups, and when: see continuity.ts. */
+export function roundSent(
+  ledger: Ledger,
+  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
+): Ledger {
+  return { ...ledger, sent: sentAsGroups(ledger.sent, groups) };
 }
 
 /**
  * The part of `targets` not sent the stop signal yet, now counted as sent.
- * A process that joined a reached group since (forked by a member: a
- * cleanup helper, a trap's `pm2 kill`) is its parent's while that lives.
+ * Not sent: a process that had it as a member of a group sent it (continuity.ts);
+ * a process that joined a reached group since (forked by a member: a cleanup
+ * helper, a trap's `pm2 kill`), which is its parent's while that lives; a
+ * relayer whose child has it (relayersHeld).
  */
-function take(ledger: Ledger, targets: Target[], alive: readonly ProcessInfo[]): { ledger: Ledger; fresh: Target[] } {
-  const living = new Set(alive.map((info) => info.pid));
-  const inReachedGroup = (info: ProcessInfo) => living.has(info.ppid) && ledger.groups.has(info.pgid);
-  const fresh = unreached(targets, ledger.reached).filter(
-    (target) => target.kind === 'group' || !inReachedGroup(target.process),
-  );
-  if (fresh.length === 0) return { ledger, fresh };
+function take(
+  ledger: Ledger,
+  route: RoundRoute<Daemon>,
+  alive: readonly ProcessInfo[],
+): { ledger: Ledger; fresh: Target[]; held: ProcessInfo[] } {
+  const byPid = new Map<number, ProcessInfo>();
+  for (const info of alive) byPid.set(info.pid, info);
+  const had: ProcessInfo[] = [];
+  const split = unreached(route.targets, ledger.reached).flatMap((target): Target[] => {
+    const members = membersOf(target);
+    const left: ProcessInfo[] = [];
+    for (const info of members) {
+      if (ledger.sent.length > 0 && hadIt(ledger.sent, info, byPid)) had.push(info);
+      else left.push(info);
+    }
+    return left.length === members.length ? [target] : left.map((process): Target => ({ kind: 'process', process }));
+  });
+  // Forked into a reached group since, its parent alive; never a relayer left out (it was there all along).
+  const parents = (info: ProcessInfo) =>
+    ledger.groups.has(info.pgid) && byPid.has(info.ppid) && !ledger.held.has(processKey(info));
+  let fresh = split.filter((target) => target.kind === 'group' || !parents(target.process));
+  const held = relayersHeld(ledger, route.relayers, fresh, had, alive);
+  if (held.length > 0) {
+    const out = new Set(held.map((info) => info.pid));
+    const kept = fresh.flatMap(membersOf).filter((info) => !out.has(info.pid));
+    fresh = restrictTargets(fresh, new Set(kept.map((info) => info.pid)));
+  }
+  const newlyHeld = held.filter((info) => !ledger.held.has(processKey(info)));
+  if (fresh.length === 0 && had.length === 0 && newlyHeld.length === 0) return { ledger, fresh, held: [] };
   const reached = new Set(ledger.reached);
   const groups = new Set(ledger.groups);
-  for (const info of fresh.flatMap(membersOf)) {
-    reached.add(processKey(info));
-    groups.add(info.pgid);
+  const sent = [...ledger.sent];
+  for (const info of had) reached.add(processKey(info));
+  for (const target of fresh) {
+    for (const info of membersOf(target)) (reached.add(processKey(info)), groups.add(info.pgid));
+    const planned = target.kind === 'group' ? plannedSend(target.pgid, target.members, alive) : undefined;
+    if (planned) sent.push(planned);
   }
-  return { ledger: { ...ledger, reached, groups }, fresh };
+  const heldKeys = newlyHeld.length === 0 ? ledger.held : new Set([...ledger.held, ...newlyHeld.map(processKey)]);
+  return { ledger: { ...ledger, reached, groups, sent, held: heldKeys }, fresh, held: newlyHeld };
+}
+
+/**
+ * The relayers (tsx) among this round's targets that are left out: a relayer
+ * with a child that has the stop signal, gets it now, or is a relayer left
+ * out too, would pass it on a second time. Once its children are gone (or
+ * none of them gets it from gsup) it gets the signal itself: `tsx watch`
+ * stays after its child.
+ */
+function relayersHeld(
+  ledger: Ledger,
+  relayers: ReadonlySet<string>,
+  fresh: readonly Target[],
+  had: readonly ProcessInfo[],
+  alive: readonly ProcessInfo[],
+): ProcessInfo[] {
+  if (relayers.size === 0) return [];
+  const members = fresh.flatMap(membersOf);
+  const candidates = members.filter((info) => relayers.has(processKey(info)));
+  if (candidates.length === 0) return [];
+  const now = new Set([...members, ...had].map(processKey));
+  const covered = (key: string) => now.has(key) || ledger.reached.has(key) || ledger.held.has(key);
+  return candidates.filter((relayer) =>
+    alive.some((child) => child.ppid === relayer.pid && covered(processKey(child))),
+  );
+}
+
+/** Stopped processes (SIGSTOP, job control, a debugger) get SIGCONT after the stop signal, once each: systemd's way. */
+function continueStopped(ledger: Ledger, alive: readonly ProcessInfo[]): { ledger: Ledger; cont: ProcessInfo[] } {
+  const cont = alive.filter(
+    (info) => (info.state === 'T' || info.state === 't') && !ledger.continued.has(processKey(info)),
+  );
+  if (cont.length === 0) return { ledger, cont };
+  return { ledger: { ...ledger, continued: new Set([...ledger.continued, ...cont.map(processKey)]) }, cont };
 }
 
 /** The pm2 God daemons not yet stopped with `pm2 kill`; what they run counts as reached. */

@@ -1,4 +1,4 @@
-import type { ProcessInfo, SignalName } from '../../platform/types.js';
+import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
 import type { Ledger, Target } from './ledger.js';
@@ -168,9 +168,13 @@ export function endAwaitsExit(state: State): boolean {
   return state.phase === 'ending';
 }
 
-/** Where a stop round's signal goes, as the shell planned it on the look (forwarder.plan), and the command's pid. */
+/**
+ * Where a stop round's signal goes, as the shell planned it on the look (forwarder.plan), the command's pid, and
+ * the relayers of the look (processKey; by their command lines, read ahead: see ledger.ts).
+ */
 export interface Route extends Pm2Route {
   readonly commandPid: number | undefined;
+  readonly relayers: ReadonlySet<string>;
 }
 
 /** What happened, as values: the shell turns events and looks into these. */
@@ -191,6 +195,8 @@ export type Input =
   | { kind: 'child-gone'; treeGone: boolean }
   /** A look at the tree; with the route of a stop round when one is due (stopRoundSignal, stop-sequence.ts). */
   | { kind: 'looked'; snapshot: Snapshot; commandPgid: number | undefined; route: Route | undefined }
+  /** What a stop round's delivery sent as whole groups, each with its moment (read right before its send). */
+  | { kind: 'round-sent'; groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }> }
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; unhealthy: boolean }
   /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
@@ -216,7 +222,10 @@ export type Effect =
   | { kind: 'begin-stop' }
   /** A look during the stop delay: who is there, for the summary. */
   | { kind: 'count-seen'; snapshot: Snapshot }
-  /** On this look: the stop signal to `targets` (the roots not reached yet), `pm2 kill` to `pm2Kill`, `again`. */
+  /**
+   * On this look: the stop signal to `targets` (the roots not reached yet), `pm2 kill` to `pm2Kill`, `again`;
+   * then SIGCONT to `cont` (stopped). `held`: relayers left out, said in the log.
+   */
   | {
       kind: 'stop-round';
       snapshot: Snapshot;
@@ -226,6 +235,8 @@ export type Effect =
       pm2Kill: Pm2Manager[];
       /** A stop signal received again, to everyone the stop signal reached. */
       again: { signal: SignalName; targets: Target[] } | undefined;
+      cont: ProcessInfo[];
+      held: ProcessInfo[];
     }
   /** SIGKILL for the command's group (while the command is unreaped), then for everything of each look. */
   | { kind: 'kill-command-group' }

@@ -6,7 +6,7 @@ import { stopRound } from './ledger.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
 import { runOn, type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
-import { beginKilling, beginStop, endStop, newStop, sendStop, stopSignal } from './stop-sequence.js';
+import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
 import type { CommandExit } from './values.js';
 
 // Every decision of a supervision, as one pure function: step(state, input, facts) → { state, effects }.
@@ -40,6 +40,8 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
       return childGone(state, input.treeGone, facts, out);
     case 'looked':
       return looked(state, input, facts, out);
+    case 'round-sent':
+      return roundSent(state, input.groups);
     case 'timer':
       return timer(state, input.name, facts, out);
     case 'health':
@@ -112,8 +114,8 @@ function stopRoundOn(state: In<'stopping'>, input: Extract<Input, { kind: 'looke
   const { snapshot: look, route } = input;
   if (route) {
     const round = stopRound(stop.ledger, route, look.alive, stop.again, state.exit !== undefined);
-    const { fresh: targets, pm2Kill, again } = round;
-    out.push({ kind: 'stop-round', snapshot: look, route, signal: stop.signal, targets, pm2Kill, again });
+    const { fresh: targets, pm2Kill, again, cont, held } = round;
+    out.push({ kind: 'stop-round', snapshot: look, route, signal: stop.signal, targets, pm2Kill, again, cont, held });
     state = { ...state, stop: { ...stop, ledger: round.ledger, again: undefined } };
   }
   out.push({ kind: 'look', delayMs: STOP_POLL_MS });

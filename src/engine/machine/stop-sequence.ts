@@ -1,6 +1,6 @@
-import type { SignalName } from '../../platform/types.js';
+import type { SendMoment, SignalName } from '../../platform/types.js';
 import { formatDuration } from './format.js';
-import { EMPTY_LEDGER } from './ledger.js';
+import { EMPTY_LEDGER, roundSent as ledgerSent } from './ledger.js';
 import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
@@ -120,6 +120,18 @@ export function beginStop(
 /** 3. While stopping, each look is a round of the stop signal (see stopRound, ledger.ts): the shell plans its route. */
 export function stopRoundSignal(state: State): SignalName | undefined {
   return state.phase === 'stopping' ? state.stop.signal : undefined;
+}
+
+/**
+ * 2. What a round's delivery sent as whole groups, and when: the ledger keeps it (who was in such a group then has
+ * had the stop signal). Comes right after the round, before any other look.
+ */
+export function roundSent(
+  state: State,
+  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
+): State {
+  if (state.phase !== 'stopping' && state.phase !== 'killing') return state;
+  return { ...state, stop: { ...state.stop, ledger: ledgerSent(state.stop.ledger, groups) } };
 }
 
 /** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */

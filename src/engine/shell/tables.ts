@@ -84,7 +84,10 @@ export function effectTable(shell: Shell): Table<Effect, void> {
     'begin-stop': () => parts.stops.begin(Date.now()),
     'count-seen': (effect) => parts.stops.saw(effect.snapshot),
     'stop-round': (effect) => {
-      for (const signal of parts.stops.round(effect, shell.run)) options.status?.countForward(signal);
+      const { signals, groups } = parts.stops.round(effect, shell.run);
+      for (const signal of signals) options.status?.countForward(signal);
+      // What went to whole groups, and when: the ledger keeps it (who was in one then has had the signal).
+      if (effect.targets.length > 0) shell.apply({ kind: 'round-sent', groups });
     },
     'kill-command-group': () => parts.stops.killCommandGroup(shell.run, parts.looks.last),
     'kill-round': (effect) => parts.stops.killRound(effect.snapshot, shell.ownPgid),
@@ -180,8 +183,15 @@ async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
   parts.forwarder.deliverPending(snapshot, facts);
   const { run } = shell;
   const signal = stopRoundSignal(shell.state);
+  // A stop round's route: its roots, and which processes are relayers (their command lines, read in the look).
   const route =
-    signal === undefined ? undefined : { ...parts.forwarder.plan(snapshot, signal, true, facts), commandPid: run.pid };
+    signal === undefined
+      ? undefined
+      : {
+          ...parts.forwarder.plan(snapshot, signal, true, facts),
+          commandPid: run.pid,
+          relayers: parts.relayers.keys(snapshot.alive),
+        };
   const commandPgid = run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid;
   shell.apply({ kind: 'looked', snapshot: snapshot, commandPgid, route });
 }

@@ -57,7 +57,8 @@ export function wire(
   const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
   const forwarder = new Forwarder(platform, logger, config.target, pm2, looks, tree, options.suspendSelf);
   const killing = () => deaths.gsupKills();
-  const stops = new StopRounds(platform, logger, new Relayers(lines), children, pm2, lines, killing);
+  const stops = new StopRounds(platform, logger, children, pm2, lines, killing);
+  const relayers = new Relayers(lines);
   // A probe command is Node's child (libuv reaps it), and it and its group no part of the tree.
   const probes = {
     platform,
@@ -83,7 +84,7 @@ export function wire(
     void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));
     return run;
   };
-  return { tree, lines, looks, children, pm2, forwarder, stops, health, trim, ready, spawnRun, deaths };
+  return { tree, lines, looks, children, pm2, forwarder, stops, relayers, health, trim, ready, spawnRun, deaths };
 }
 
 export type Parts = ReturnType<typeof wire>;

@@ -53,11 +53,3 @@ export function roots(snapshot: Snapshot, mode: TargetMode, ownPgid: number): Ta
     }),
   );
 }
-
-export function describeTargets(targets: Target[]): string {
-  return targets
-    .map((target) =>
-      target.kind === 'group' ? `group ${target.pgid} (${target.members.length})` : `pid ${target.process.pid}`,
-    )
-    .join(', ');
-}

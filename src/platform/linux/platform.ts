@@ -7,6 +7,7 @@ import { constants, uptime } from 'node:os';
 import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './native.js';
 import { trimMalloc, widenSignalPipe } from './native.js';
 import { environValue } from './environ.js';
+import { sendMoment } from './moment.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './reaping.js';
 import { openNotifySocket } from './notify-socket.js';
@@ -209,6 +210,7 @@ export const linuxPlatform: Platform = {
   signalGroup(leader, signal) {
     return signalIdentity(leader, signal, true);
   },
+  sendMoment,
   watchChildren: watchSigchld,
   adoptOrphans,
   askParentDeathSignal,

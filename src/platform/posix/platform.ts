@@ -112,5 +112,9 @@ export const posixPlatform: Platform = {
   signalGroup(leader, signal) {
     return leader.pgid > 0 && leader.pid === leader.pgid && signalChecked([leader], signal, true) > 0;
   },
+  sendMoment() {
+    // lstart counts whole seconds: the moment too, cut down (no pid counter to tell one second's forks apart).
+    return { tick: Math.floor(Date.now() / 1000) * 1000, lastPid: undefined, pidMax: undefined };
+  },
   watchChildren: watchSigchld,
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliver, send } from '../../../src/engine/delivery/deliver.js';
+import { describeSent, send } from '../../../src/engine/delivery/deliver.js';
 import type { ProcessInfo, SignalName } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 import type { Target } from '../../../src/engine/machine/ledger.js';
@@ -26,11 +26,29 @@ function platformWithGroup() {
 }
 
 describe('send', () => {
-  it('a group: one signal through its leader, none to its members one by one', () => {
+  it('a group: one signal through its leader, none to its members one by one; said as a group', () => {
     const { platform, group, calls } = platformWithGroup();
-    send(platform, [group], 'SIGHUP');
+    const sent = send(platform, [group], 'SIGHUP');
     expect(calls).toEqual(['group 500 SIGHUP']);
     expect(platform.kills).toEqual([{ pid: -500, signal: 'SIGHUP' }]);
+    expect(describeSent(sent)).toBe('group 500 (2)');
+    expect(sent.groups[0].moment).toBeUndefined(); // not asked for
+  });
+
+  it('a stop round’s group send carries its moment: the clock right before the send, the pid counter right after', () => {
+    const { platform, group, member } = platformWithGroup();
+    const order: string[] = [];
+    let reads = 0;
+    platform.sendMoment = () => (
+      order.push('moment'),
+      reads++,
+      { tick: 42 + reads, lastPid: 500 + reads, pidMax: 32768 }
+    );
+    const signalGroup = platform.signalGroup.bind(platform);
+    platform.signalGroup = (leader, signal) => (order.push('send'), signalGroup(leader, signal));
+    const sent = send(platform, [group, { kind: 'process', process: member }], 'SIGTERM', true);
+    expect(order).toEqual(['moment', 'send', 'moment']);
+    expect(sent.groups).toEqual([{ pgid: 500, members: 2, moment: { tick: 43, lastPid: 502, pidMax: 32768 } }]);
   });
 
   it('a group whose leader is not among its members: each member, by its identity', () => {
@@ -44,29 +62,32 @@ describe('send', () => {
     const { platform, group, calls } = platformWithGroup();
     platform.processes.delete(500);
     platform.add({ pid: 500, ppid: 1, startTime: 99_999 }); // another process, same pid
-    send(platform, [group], 'SIGTERM');
-    expect(calls).toEqual(['group 500 SIGTERM', 'processes 500,501 SIGTERM']);
+    const sent = send(platform, [group], 'SIGTERM', true);
+    expect(calls).toEqual(['group 500 SIGTERM', 'processes 500 SIGTERM', 'processes 501 SIGTERM']);
     expect(platform.kills).toEqual([{ pid: 501, signal: 'SIGTERM' }]);
     expect(platform.refused).toEqual([{ pid: 500, signal: 'SIGTERM' }]);
+    // Said as sent: the one member it reached, not the group planned (and no group moment for the ledger).
+    expect(describeSent(sent)).toBe('pid 501');
+    expect(sent.groups).toEqual([]);
   });
 
-  it('processes, and groups that could not be signalled, in one call; nothing at all for no target', () => {
+  it('processes, and groups that could not be signalled, one by one; nothing at all for no target', () => {
     const { platform, group, calls } = platformWithGroup();
     const other = platform.add({ pid: 600, ppid: 1 });
     const lone = platform.add({ pid: 700, ppid: 1 });
     const gone: Target = { kind: 'group', pgid: 800, members: [{ ...lone, pid: 800, pgid: 800 }] };
-    send(platform, [{ kind: 'process', process: other }, group, gone, { kind: 'process', process: lone }], 'SIGUSR1');
-    expect(calls).toEqual(['group 500 SIGUSR1', 'group 800 SIGUSR1', 'processes 600,800,700 SIGUSR1']);
+    const targets: Target[] = [{ kind: 'process', process: other }, group, gone, { kind: 'process', process: lone }];
+    const sent = send(platform, targets, 'SIGUSR1');
+    expect(calls).toEqual([
+      'group 500 SIGUSR1',
+      'group 800 SIGUSR1',
+      'processes 600 SIGUSR1',
+      'processes 800 SIGUSR1',
+      'processes 700 SIGUSR1',
+    ]);
+    expect(describeSent(sent)).toBe('group 500 (2), pid 600, pid 700'); // 800 was gone: not sent
     calls.length = 0;
     send(platform, [], 'SIGUSR1');
     expect(calls).toEqual([]);
-  });
-});
-
-describe('deliver', () => {
-  it('without relayers (or none among the targets): the targets as planned', () => {
-    const { platform, group, calls } = platformWithGroup();
-    deliver(platform, [group], 'SIGTERM');
-    expect(calls).toEqual(['group 500 SIGTERM']);
   });
 });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { deliver } from '../../../src/engine/delivery/deliver.js';
 import { Relayers } from '../../../src/engine/delivery/relayers.js';
 import { CommandLines } from '../../../src/engine/tree/command-lines.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
-import type { Target } from '../../../src/engine/machine/ledger.js';
+import { processKey } from '../../../src/engine/machine/ledger.js';
 
 describe('relayers', () => {
   it('recognises tsx by its command line, read ahead once per process; one not read yet is none', async () => {
@@ -24,25 +23,14 @@ describe('relayers', () => {
     expect(relayers.find([tsx, app])).toEqual([tsx]);
   });
 
-  it('a stop signal skips tsx when its child gets it too (the child gets it once, tsx relays nothing); alone, tsx gets it', async () => {
+  it('hands the stop round its relayers as identities; tsx watch is one too', async () => {
     const platform = new FakePlatform();
     const npm = platform.add({ pid: 9, ppid: 1, name: 'npm exec tsx' });
-    const tsx = platform.add({ pid: 10, ppid: 9, pgid: 9, name: 'node' });
+    const watch = platform.add({ pid: 10, ppid: 9, pgid: 9, name: 'node' });
     const app = platform.add({ pid: 11, ppid: 10, pgid: 9, name: 'node' });
-    platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx src/index.ts');
+    platform.commandLines.set(10, 'node /srv/node_modules/.bin/tsx watch src/index.ts');
     const lines = new CommandLines(platform);
-    await lines.learn([npm, tsx, app]);
-    const group: Target = { kind: 'group', pgid: 9, members: [npm, tsx, app] };
-    deliver(platform, [group], 'SIGTERM', new Relayers(lines));
-    expect(platform.kills).toEqual([
-      { pid: 9, signal: 'SIGTERM' },
-      { pid: 11, signal: 'SIGTERM' },
-    ]);
-    platform.kills.length = 0;
-    deliver(platform, [group], 'SIGUSR2', new Relayers(lines)); // not a stop signal: the group, as a terminal sends it
-    expect(platform.kills).toEqual([{ pid: -9, signal: 'SIGUSR2' }]);
-    platform.kills.length = 0;
-    deliver(platform, [{ kind: 'process', process: tsx }], 'SIGTERM', new Relayers(lines)); // its child is elsewhere: tsx relays
-    expect(platform.kills).toEqual([{ pid: 10, signal: 'SIGTERM' }]);
+    await lines.learn([npm, watch, app]);
+    expect([...new Relayers(lines).keys([npm, watch, app])]).toEqual([processKey(watch)]);
   });
 });

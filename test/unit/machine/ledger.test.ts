@@ -3,13 +3,14 @@ import {
   EMPTY_LEDGER,
   membersOf,
   processKey,
+  roundSent,
   stopRound,
   type Ledger,
   type RoundRoute,
   type Target,
 } from '../../../src/engine/machine/ledger.js';
 import { initialState, step, type Effect, type Input, type State } from '../../../src/engine/machine/step.js';
-import type { ProcessInfo } from '../../../src/platform/index.js';
+import type { ProcessInfo, SendMoment } from '../../../src/platform/index.js';
 import { factsWith, looked, routeTo } from '../../helpers/machine.js';
 import type { Pm2Manager } from '../../../src/engine/machine/values.js';
 
@@ -31,6 +32,7 @@ function route(targets: Target[], pm2: { kill?: Pm2Manager[]; managed?: number[]
     pm2Kill: pm2.kill ?? [],
     managed: new Set(pm2.managed ?? []),
     commandPid: pm2.commandPid,
+    relayers: new Set(),
   };
   return result;
 }
@@ -229,5 +231,292 @@ describe('the ledger in the machine: every process gets the stop signal once, wh
     }
     // The stop delay counts who is there (for the summary), and sends nothing.
     expect(step(delayed.state, tree(app), facts()).effects.map((effect) => effect.kind)).toEqual(['count-seen']);
+  });
+});
+
+describe('group continuity: a member of a group sent the stop signal, there at that moment, has had it', () => {
+  // A bootstrap loop: sh (500) leads group 500 in session 500; a job of it (501) was seen at the round's look.
+  // The round sends the group the stop signal in tick 2000, the last pid handed out by then being 700. The next
+  // look finds X in group 500: who is X?
+  const at = (
+    pid: number,
+    { pgid = 500, ppid = 1, start = pid, sid = 500, state = 'S' }: Partial<Record<string, number | string>> = {},
+  ): ProcessInfo => ({
+    pid,
+    ppid: ppid as number,
+    pgid: pgid as number,
+    sid: sid as number,
+    state: state as string,
+    startTime: start as number,
+    name: 'sh',
+  });
+  const sh = at(500, { start: 1500 });
+  const job = at(501, { ppid: 500, start: 1600 });
+  const moment: SendMoment = { tick: 2000, lastPid: 700, pidMax: 32_768 };
+
+  /** The first round on a look that saw `seen` (group 500 its target), sent as a group at `sent` (or not at all). */
+  function afterSend(seen: ProcessInfo[], sent: SendMoment | 'members' = moment): Ledger {
+    const inGroup = seen.filter((info) => info.pgid === 500);
+    const first = stopRound(EMPTY_LEDGER, route([group(...inGroup)]), seen, undefined, false);
+    expect(first.fresh).toEqual([group(...inGroup)]); // the whole group, as a group
+    return roundSent(first.ledger, sent === 'members' ? [] : [{ pgid: 500, moment: sent }]);
+  }
+
+  const rows: Array<{
+    name: string;
+    seen?: ProcessInfo[];
+    sent?: SendMoment | 'members';
+    targets: Target[];
+    alive: ProcessInfo[];
+    signalled: ProcessInfo[];
+  }> = [
+    {
+      name: 'forked before the look (seen, signalled with its group): not again',
+      targets: [one(job)],
+      alive: [job],
+      signalled: [],
+    },
+    {
+      name: 'forked between the look and the send (an earlier tick), its shell gone since: it had it',
+      targets: [one(at(650, { start: 1990 }))],
+      alive: [at(650, { start: 1990 })],
+      signalled: [],
+    },
+    {
+      name: 'forked after the send (a later tick), its shell gone: a root, sent the signal',
+      targets: [one(at(720, { start: 2010 }))],
+      alive: [at(720, { start: 2010 })],
+      signalled: [at(720, { start: 2010 })],
+    },
+    {
+      name: 'the same tick, its pid handed out before the send: it had it',
+      targets: [one(at(690, { start: 2000 }))],
+      alive: [at(690, { start: 2000 })],
+      signalled: [],
+    },
+    {
+      name: 'the same tick, its pid handed out after the send: sent the signal',
+      targets: [one(at(710, { start: 2000 }))],
+      alive: [at(710, { start: 2000 })],
+      signalled: [at(710, { start: 2000 })],
+    },
+    {
+      name: 'its pid handed out before the send, its start time a tick later (its fork preempted): it had it',
+      targets: [one(at(690, { start: 2003 }))],
+      alive: [at(690, { start: 2003 })],
+      signalled: [],
+    },
+    {
+      name: 'a pid below the counter but started over a second after the send (pids went round): sent the signal',
+      targets: [one(at(690, { start: 2200 }))],
+      alive: [at(690, { start: 2200 })],
+      signalled: [at(690, { start: 2200 })],
+    },
+    {
+      name: 'the same tick, pids wrapped since its pid was handed out (just before pid_max): it had it',
+      sent: { ...moment, lastPid: 305 },
+      targets: [one(at(32_700, { start: 2000 }))],
+      alive: [at(32_700, { start: 2000 })],
+      signalled: [],
+    },
+    {
+      name: 'the same tick, its pid handed out after the wrap: sent the signal',
+      sent: { ...moment, lastPid: 32_700 },
+      targets: [one(at(310, { start: 2000 }))],
+      alive: [at(310, { start: 2000 })],
+      signalled: [at(310, { start: 2000 })],
+    },
+    {
+      name: 'the same tick, no pid counter to tell: sent the signal (rather than miss it)',
+      sent: { ...moment, lastPid: undefined },
+      targets: [one(at(690, { start: 2000 }))],
+      alive: [at(690, { start: 2000 })],
+      signalled: [at(690, { start: 2000 })],
+    },
+    {
+      name: 'forked between the look and the send, its parent alive (the group’s leader the same): it had it',
+      targets: [group(sh, at(650, { ppid: 500, start: 1990 }))],
+      alive: [sh, at(650, { ppid: 500, start: 1990 })],
+      signalled: [],
+    },
+    {
+      name: 'forked after the send, its parent alive: its parent’s (a cleanup helper), not sent the signal',
+      targets: [group(sh, at(720, { ppid: 500, start: 2010 }))],
+      alive: [sh, at(720, { ppid: 500, start: 2010 })],
+      signalled: [],
+    },
+    {
+      name: 'the group’s leader gone, the rest left as a whole group of unseen members: only those after the send',
+      targets: [group(at(650, { start: 1990 }), at(720, { start: 2010 }))],
+      alive: [at(650, { start: 1990 }), at(720, { start: 2010 })],
+      signalled: [at(720, { start: 2010 })],
+    },
+    {
+      name: 'the group’s id taken by a new leader (another start time): another group, every member sent the signal',
+      targets: [group(at(500, { start: 5000 }), at(650, { start: 1990 }))],
+      alive: [at(500, { start: 5000 }), at(650, { start: 1990 })],
+      signalled: [at(500, { start: 5000 }), at(650, { start: 1990 })],
+    },
+    {
+      name: 'a reused pid (a job’s pid, a later start time): a stranger, sent the signal',
+      targets: [one(at(501, { start: 2500 }))],
+      alive: [at(501, { start: 2500 })],
+      signalled: [at(501, { start: 2500 })],
+    },
+    {
+      name: 'moved into the group later with setpgid (seen outside it, in its session, at the look): sent the signal',
+      seen: [sh, job, at(520, { pgid: 520, ppid: 500, start: 1700 })],
+      targets: [one(at(520, { start: 1700 }))],
+      alive: [at(520, { start: 1700 })],
+      signalled: [at(520, { start: 1700 })],
+    },
+    {
+      name: 'born after the look to a parent outside the group, then moved in: sent the signal',
+      seen: [sh, job, at(520, { pgid: 520, ppid: 500, start: 1700 })],
+      targets: [one(at(520, { pgid: 520, start: 1700 })), group(at(650, { ppid: 520, start: 1990 }))],
+      alive: [at(520, { pgid: 520, start: 1700 }), at(650, { ppid: 520, start: 1990 })],
+      signalled: [at(520, { pgid: 520, start: 1700 }), at(650, { ppid: 520, start: 1990 })],
+    },
+    {
+      name: 'the group went to its members one by one (its leader gone at the send): nobody unseen had it',
+      sent: 'members',
+      targets: [one(at(650, { start: 1990 }))],
+      alive: [at(650, { start: 1990 })],
+      signalled: [at(650, { start: 1990 })],
+    },
+  ];
+
+  it.each(rows)('$name', ({ seen = [sh, job], sent = moment, targets, alive, signalled }) => {
+    const ledger = afterSend(seen, sent);
+    const round = stopRound(ledger, route(targets), alive, undefined, false);
+    expect(keys(round.fresh)).toEqual(signalled.map(processKey).sort());
+    // Whoever had it (or is sent it now) is reached: a later round sends nobody anything.
+    expect(stopRound(round.ledger, route(targets), alive, undefined, false).fresh).toEqual([]);
+  });
+
+  it('one who had it through its group gets a second stop signal with everyone reached', () => {
+    const late = at(650, { start: 1990 });
+    const round = stopRound(afterSend([sh, job]), route([one(late), one(job)]), [late, job], 'SIGINT', false);
+    expect(round.fresh).toEqual([]);
+    expect(keys(round.again!.targets)).toEqual(keys([one(late), one(job)]));
+  });
+
+  it('the machine: the round, its delivery’s word (round-sent), then a look that finds the unseen job', () => {
+    const running: State = {
+      phase: 'running',
+      tally: initialState().tally,
+      run: { id: 1, startedAt: 0, app: 'ready' },
+    };
+    let state = step(running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' }, facts()).state;
+    const rounds: Array<Extract<Effect, { kind: 'stop-round' }>> = [];
+    const late = at(650, { start: 1990 });
+    const inputs: Input[] = [
+      looked([sh, job], 500, routeTo([group(sh, job)])),
+      { kind: 'round-sent', groups: [{ pgid: 500, moment }] },
+      looked([job, late], 500, routeTo([one(job), one(late)])),
+      looked([late], 500, routeTo([one(late)])),
+    ];
+    for (const input of inputs) {
+      const next = step(state, input, facts());
+      for (const effect of next.effects) if (effect.kind === 'stop-round') rounds.push(effect);
+      state = next.state;
+    }
+    expect(rounds.map((round) => keys(round.targets))).toEqual([keys([group(sh, job)]), [], []]);
+    // Without the delivery's word the group counts as sent member by member: the unseen job is sent it.
+    let without = step(running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'x' }, facts()).state;
+    without = step(without, inputs[0], facts()).state;
+    without = step(without, { kind: 'round-sent', groups: [] }, facts()).state;
+    const effects = step(without, inputs[2], facts()).effects;
+    expect(effects.flatMap((effect) => (effect.kind === 'stop-round' ? keys(effect.targets) : []))).toEqual([
+      processKey(late),
+    ]);
+  });
+});
+
+describe('relayers (tsx): left out while a child of theirs has the stop signal, sent it once the child is gone', () => {
+  const node = (pid: number, ppid: number, pgid = 9): ProcessInfo => ({
+    pid,
+    ppid,
+    pgid,
+    sid: 9,
+    state: 'S',
+    startTime: pid,
+    name: 'node',
+  });
+  const npm = node(9, 1);
+  const tsx = node(10, 9);
+  const app = node(11, 10);
+  const relaying = (targets: Target[], relayers: ProcessInfo[]) => ({
+    ...route(targets),
+    relayers: new Set(relayers.map(processKey)),
+  });
+
+  it('npm → tsx → app in one group: the group member by member, tsx left out (said once); tsx once its app is gone', () => {
+    const first = stopRound(EMPTY_LEDGER, relaying([group(npm, tsx, app)], [tsx]), [npm, tsx, app], undefined, false);
+    expect(keys(first.fresh)).toEqual(keys([one(npm), one(app)]));
+    expect(first.fresh.every((target) => target.kind === 'process')).toBe(true);
+    expect(first.held).toEqual([tsx]);
+    // Its app cleaning up: nothing, and tsx is not said again.
+    const second = stopRound(first.ledger, relaying([group(npm, tsx, app)], [tsx]), [npm, tsx, app], undefined, false);
+    expect(second.fresh).toEqual([]);
+    expect(second.held).toEqual([]);
+    // The app is gone; `tsx watch` stays: now it gets the signal (npm alive, but tsx was there all along).
+    const third = stopRound(second.ledger, relaying([group(npm, tsx)], [tsx]), [npm, tsx], undefined, false);
+    expect(keys(third.fresh)).toEqual(keys([one(tsx)]));
+    expect(stopRound(third.ledger, relaying([group(npm, tsx)], [tsx]), [npm, tsx], undefined, false).fresh).toEqual([]);
+  });
+
+  it('a relayer whose child gets nothing from gsup (not a root, not reached): the relayer gets it, and relays', () => {
+    const child = node(11, 10, 11); // a group of its own whose parent lives: tsx's to signal
+    const round = stopRound(EMPTY_LEDGER, relaying([group(npm, tsx)], [tsx]), [npm, tsx, child], undefined, false);
+    expect(keys(round.fresh)).toEqual(keys([group(npm, tsx)]));
+    expect(round.held).toEqual([]);
+  });
+
+  it('tsx → tsx → app: both left out (the outer one would relay to the inner); alone, a relayer gets it', () => {
+    const inner = node(11, 10);
+    const deep = node(12, 11);
+    const all = [npm, tsx, inner, deep];
+    const round = stopRound(EMPTY_LEDGER, relaying([group(...all)], [tsx, inner]), all, undefined, false);
+    expect(keys(round.fresh)).toEqual(keys([one(npm), one(deep)]));
+    expect(round.held).toEqual([tsx, inner]);
+    const alone = stopRound(EMPTY_LEDGER, relaying([one(tsx)], [tsx]), [tsx], undefined, false);
+    expect(keys(alone.fresh)).toEqual(keys([one(tsx)]));
+  });
+
+  it('a second stop signal goes to everyone reached: a relayer left out is not among them', () => {
+    const first = stopRound(EMPTY_LEDGER, relaying([group(npm, tsx, app)], [tsx]), [npm, tsx, app], undefined, false);
+    const again = stopRound(first.ledger, relaying([group(npm, tsx, app)], [tsx]), [npm, tsx, app], 'SIGINT', false);
+    expect(keys(again.again!.targets)).toEqual(keys([one(npm), one(app)]));
+  });
+});
+
+describe('stopped processes: SIGCONT after the stop signal, once each', () => {
+  it('a stopped (T) or traced (t) process of the look gets SIGCONT in the round, and never again', () => {
+    const stopped = { ...proc(500), state: 'T' };
+    const traced = { ...proc(501, 500, 500), state: 't' };
+    const running = proc(502, 500, 500);
+    const alive = [stopped, traced, running];
+    const first = stopRound(EMPTY_LEDGER, route([group(...alive)]), alive, undefined, false);
+    expect(keys(first.fresh)).toEqual(keys([group(...alive)]));
+    expect(first.cont).toEqual([stopped, traced]);
+    expect(stopRound(first.ledger, route([group(...alive)]), alive, undefined, false).cont).toEqual([]);
+    // Stopped after the round's look: the next round continues it.
+    const later = { ...running, state: 'T' };
+    const next = stopRound(first.ledger, route([]), [stopped, traced, later], undefined, false);
+    expect(next.cont).toEqual([later]);
+  });
+
+  it('the machine: the stop round’s effect carries them, after its targets', () => {
+    const running: State = {
+      phase: 'running',
+      tally: initialState().tally,
+      run: { id: 1, startedAt: 0, app: 'ready' },
+    };
+    const stopping = step(running, { kind: 'stop-signal', signal: 'SIGTERM', reason: 'x' }, facts()).state;
+    const stopped = { ...proc(500), state: 'T' };
+    const { effects } = step(stopping, looked([stopped], 500, routeTo([one(stopped)])), facts());
+    const round = effects.find((effect) => effect.kind === 'stop-round');
+    expect(round).toMatchObject({ targets: [one(stopped)], cont: [stopped] });
   });
 });

@@ -74,6 +74,8 @@ const INPUTS: Input[] = [
   looked([], undefined),
   looked([info(600, 600)], 500),
   looked([info(600, 600)], 500, routeTo([{ kind: 'process', process: info(600, 600) }])), // a stop round's route
+  { kind: 'round-sent', groups: [{ pgid: 600, moment: { tick: 700, lastPid: 600, pidMax: 32_768 } }] },
+  { kind: 'round-sent', groups: [] },
   ...(['stop-delay', 'kill-timeout', 'restart-delay', 'check', 'finish', 'health', 'ready-timeout'] as const).map(
     (name): Input => ({ kind: 'timer', name }),
   ),
@@ -116,6 +118,24 @@ describe('step: every phase × every input', () => {
 });
 
 describe('step: the decisions, one by one', () => {
+  it('round-sent: the stop’s ledger keeps which planned groups went as groups, and when; no effect, no other phase', () => {
+    const moment = { tick: 700, lastPid: 650, pidMax: 32_768 };
+    const group = { kind: 'group' as const, pgid: 600, members: [info(600, 600)] };
+    const rounded = step(PHASES.stopping, looked([info(600, 600)], 500, routeTo([group])), facts()).state;
+    if (rounded.phase !== 'stopping') throw new Error(rounded.phase);
+    expect(rounded.stop.ledger.sent).toMatchObject([{ pgid: 600, moment: undefined }]); // planned
+    for (const groups of [[{ pgid: 600, moment }], []]) {
+      const { state, effects } = step(rounded, { kind: 'round-sent', groups }, facts());
+      expect(effects).toEqual([]);
+      if (state.phase !== 'stopping') throw new Error(state.phase);
+      expect(state.stop.ledger.sent).toEqual(groups.length > 0 ? [expect.objectContaining({ pgid: 600, moment })] : []);
+    }
+    for (const phase of ['running', 'exited', 'ending'] as const) {
+      const input = { kind: 'round-sent' as const, groups: [{ pgid: 600, moment }] };
+      expect(step(PHASES[phase], input, facts()).state).toBe(PHASES[phase]);
+    }
+  });
+
   it('a stop signal: the first starts the stop (a fresh look, the kill timeout), with the stop delay for SIGTERM only', () => {
     const first = step(
       PHASES.running,
