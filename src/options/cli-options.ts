@@ -3,13 +3,13 @@ import { ON_EXIT_POLICIES } from '../engine/machine/on-exit.js';
 import { RESTART_MODES } from '../engine/machine/restart.js';
 import { TARGET_MODES } from '../engine/tree/targets.js';
 import type { SignalName } from '../platform/index.js';
-import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config/config.js';
+import { DEFAULT_CONFIG, reloadSignalProblem, type SupervisorConfig } from '../engine/config/config.js';
 import type { HealthConfig } from '../engine/health/probes.js';
 import { parseDuration } from './duration.js';
 import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
-import { parseDeathSignal, parseRewrite } from './signals.js';
+import { parseDeathSignal, parseRewrite, parseSignal } from './signals.js';
 
 /** What the command line asks for: the engine's configuration, the command, and gsup's own logging. */
 export interface CliOptions extends SupervisorConfig {
@@ -152,9 +152,30 @@ function readyConfig(
   if (!given) return { waitReady, readyTimeout: undefined };
   const readyTimeout = parseDuration(...given);
   if (readyTimeout === 0) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
-  const needs = 'needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited';
-  if (!waitReady) throw new UsageError(`${given[1]} ${quoted(given[0])} ${needs}`);
+  const needs = 'needs --wait-ready (or GSUP_WAIT_READY=1) or --reload-signal: nothing is awaited';
+  if (!waitReady && !pick('reloadSignal', '--reload-signal', 'GSUP_RELOAD_SIGNAL'))
+    throw new UsageError(`${given[1]} ${quoted(given[0])} ${needs}`);
   return { waitReady, readyTimeout };
+}
+
+/**
+ * `--reload-signal`: a signal gsup can take as a request that means nothing else to it (not a stop signal, job
+ * control, the parent's death signal, nor one a rule rewrites), with something to say when the new run is ready.
+ */
+function reloadConfig(
+  pick: Pick,
+  taken: { rewrite: ReadonlyMap<SignalName, SignalName | null>; pdeathsig: SignalName | undefined; waitReady: boolean },
+): SignalName | undefined {
+  const given = pick('reloadSignal', '--reload-signal', 'GSUP_RELOAD_SIGNAL');
+  if (!given) return undefined;
+  const signal = parseSignal(...given)!;
+  const problem = reloadSignalProblem(signal, taken.rewrite, taken.pdeathsig);
+  if (problem) throw new UsageError(`invalid signal ${quoted(given[0])} for ${given[1]}: ${problem}`);
+  if (!taken.waitReady) {
+    const why = 'nothing would say when the new run is ready';
+    throw new UsageError(`${given[1]} ${quoted(given[0])} needs --wait-ready (or GSUP_WAIT_READY=1): ${why}`);
+  }
+  return signal;
 }
 
 /**
@@ -263,7 +284,9 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     pdeathsig: pdeathsig && parseDeathSignal(...pdeathsig),
     waitReady,
     readyTimeout,
+    reloadSignal: undefined,
   };
+  options.reloadSignal = reloadConfig(pick, options);
 
   const [command, ...args] = commandLine;
   if (command === undefined) throw new UsageError(`no command given (usage: gsup ${USAGE})`);

@@ -121,8 +121,14 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--health-start-interval <duration>', startInterval, 'GSUP_HEALTH_START_INTERVAL', '5s');
   const waitReady = "ready only once the app says so: process.send('ready') (node) or READY=1 on $NOTIFY_SOCKET";
   program.addOption(new Option('--wait-ready', `${waitReady} [env GSUP_WAIT_READY=1]`));
-  const readyTimeout = 'with --wait-ready: no word by then is a failed start (stopped; restarted per --restart)';
-  option('--ready-timeout <duration>', readyTimeout, 'GSUP_READY_TIMEOUT', 'none');
+  const readyTimeout =
+    'with --wait-ready: no word by then is a failed start (stopped; restarted per --restart); ' +
+    "a reload's new run not ready by then fails the reload";
+  option('--ready-timeout <duration>', readyTimeout, 'GSUP_READY_TIMEOUT', 'none (30s for a reload)');
+  const reloadSignal =
+    'this signal is not forwarded: it starts a new run beside the serving one, which gets SIGTERM once the new ' +
+    'run is ready (needs --wait-ready)';
+  option('--reload-signal <signal>', reloadSignal, 'GSUP_RELOAD_SIGNAL', 'none');
   option(
     '--status-port <port>',
     'serve /livez, /readyz and /metrics (Prometheus) on this port',

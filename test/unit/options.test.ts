@@ -181,7 +181,9 @@ describe('parseCommandLine', () => {
     expect(await parse(['--wait-ready', '--ready-timeout', '1m', 'x'])).toMatchObject({ readyTimeout: 60_000 });
     expect(await parse(['x'], { GSUP_WAIT_READY: '0' })).toMatchObject({ waitReady: false });
     await expect(parse(['--ready-timeout', '5s', 'x'])).rejects.toThrow(
-      new UsageError('--ready-timeout "5s" needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited'),
+      new UsageError(
+        '--ready-timeout "5s" needs --wait-ready (or GSUP_WAIT_READY=1) or --reload-signal: nothing is awaited',
+      ),
     );
     const timeout = (value: string) => parse(['--wait-ready', '--ready-timeout', value, 'x']);
     await expect(timeout('0s')).rejects.toThrow('invalid value "0s" for --ready-timeout: must be above 0');
