@@ -181,7 +181,7 @@ async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
   const { run } = shell;
   const signal = stopRoundSignal(shell.state);
   const route =
-    signal === undefined ? undefined : { ...parts.forwarder.plan(snapshot, signal, true, facts), commandPid: run.pid };
+    signal === undefined ? undefined : { ...parts.forwarder.plan(snapshot, true, facts), commandPid: run.pid };
   const commandPgid = run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid;
   shell.apply({ kind: 'looked', snapshot: snapshot, commandPgid, route });
 }
