@@ -41,7 +41,7 @@ export class StopRounds {
 
   /** A look during the stop delay: who is there, for the summary. */
   saw(snapshot: Snapshot): void {
-    this.summary.saw(snapshot);
+    this.summary.saw(snapshot, this.children);
   }
 
   /**
@@ -58,7 +58,7 @@ export class StopRounds {
     if (again) (this.deliver(again.targets, again.signal, run), sentSignals.push(again.signal));
     for (const manager of pm2Kill) void this.pm2?.stop(manager, signal, this.children);
     // After the sends (forward first, log after): the summary's count, and what pm2 was told (it reads command lines).
-    this.summary.saw(look);
+    this.summary.saw(look, this.children);
     if (targets.length === 0 && pm2Kill.length === 0) return sentSignals;
     const sent = new Set([
       ...pm2Kill.map((manager) => manager.info.pid),
@@ -127,8 +127,9 @@ class StopSummary {
 
   constructor(readonly startedAt: number) {}
 
-  saw(snapshot: Snapshot): void {
-    for (const info of snapshot.alive) this.seen.add(processKey(info));
+  /** The tree's processes in this look; gsup's own helpers (`pm2 kill`) are not counted. */
+  saw(snapshot: Snapshot, children: Pick<Children, 'wasHelper'>): void {
+    for (const info of snapshot.alive) if (!children.wasHelper(info)) this.seen.add(processKey(info));
   }
 
   /** These are being SIGKILLed: counted, and the oldest named (by the command lines read ahead, kept now). */
