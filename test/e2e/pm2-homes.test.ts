@@ -128,32 +128,31 @@ function hasPtrace(pid: number): boolean {
   return (BigInt(`0x${hex}`) & (1n << 19n)) !== 0n;
 }
 
-describe.skipIf(!isRoot || !unshareWorks)(
-  'pm2 under a dropped user, gsup PID 1 without CAP_SYS_PTRACE (Docker’s set)',
-  () => {
-    it('the home set for the command only: one signal per app, none restarted; gsup says how it stopped the God daemon', async () => {
-      const pm2 = home(NOBODY);
-      const command = [...DROP, 'env', `PM2_HOME=${pm2.path}`, PM2, 'start', APP, '-i', '2'];
-      const noPtrace = ['setpriv', '--bounding-set', '-sys_ptrace', '--inh-caps', '-sys_ptrace'];
-      const options: RunOptions = { env: withoutHome(pm2, { CLEANUP_MS: '300' }), namespaced: true };
-      const args = ['--pid', '--fork', '--mount-proc', ...noPtrace, process.execPath, GSUP, '--', ...command];
-      const run = new Run('unshare', args, options);
-      let gsupPid: number | undefined;
-      await waitFor(() => (gsupPid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
-      await waitFor(() => readFileSync(`/proc/${gsupPid}/cmdline`, 'utf8').includes(GSUP), 'gsup to exec');
-      expect(hasPtrace(gsupPid!)).toBe(false);
-      const { said, context } = await stopAndCheck(run, pm2, () => gsupPid!);
-      // Where this kernel lets root read another user's environment without CAP_SYS_PTRACE, the daemon's home
-      // is proven and stopped with pm2 kill; where it does not (Docker's), the stop signal goes to it alone.
-      const decided = said.filter((line) => /pm2 God daemon \d+: /.test(line));
-      expect(decided, context).toHaveLength(1);
-      expect(decided[0]).toMatch(
-        new RegExp(
-          `^\\[gsup\\] pm2 God daemon \\d+: (pm2 kill \\(PM2_HOME ${pm2.path} from the daemon's own environment, ` +
-            `as uid ${NOBODY} gid ${NOBODY}\\)|SIGTERM to it alone, no pm2 kill \\(not proven gsup's: .*\\); ` +
-            'pm2 stops its apps one after another)$',
-        ),
-      );
-    }, 40_000);
-  },
-);
+// As PID 1 without CAP_SYS_PTRACE but with the other capabilities root has: CAP_SYS_ADMIN (among others) still
+// lets Linux 6.x root read another user's environment, so the daemon's home is proven (here) and it is stopped
+// with pm2 kill as its user; where that read is refused, it gets the stop signal alone. Docker's whole set refuses
+// the read, and the daemon is then the tree's only by provenance that fails toward the tree (issue 30): not here.
+describe.skipIf(!isRoot || !unshareWorks)('pm2 under a dropped user, gsup PID 1 without CAP_SYS_PTRACE', () => {
+  it('the home set for the command only: one signal per app, none restarted; gsup says how it stopped the God daemon', async () => {
+    const pm2 = home(NOBODY);
+    const command = [...DROP, 'env', `PM2_HOME=${pm2.path}`, PM2, 'start', APP, '-i', '2'];
+    const noPtrace = ['setpriv', '--bounding-set', '-sys_ptrace', '--inh-caps', '-sys_ptrace'];
+    const options: RunOptions = { env: withoutHome(pm2, { CLEANUP_MS: '300' }), namespaced: true };
+    const args = ['--pid', '--fork', '--mount-proc', ...noPtrace, process.execPath, GSUP, '--', ...command];
+    const run = new Run('unshare', args, options);
+    let gsupPid: number | undefined;
+    await waitFor(() => (gsupPid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
+    await waitFor(() => readFileSync(`/proc/${gsupPid}/cmdline`, 'utf8').includes(GSUP), 'gsup to exec');
+    expect(hasPtrace(gsupPid!)).toBe(false);
+    const { said, context } = await stopAndCheck(run, pm2, () => gsupPid!);
+    const decided = said.filter((line) => /pm2 God daemon \d+: /.test(line));
+    expect(decided, context).toHaveLength(1);
+    expect(decided[0]).toMatch(
+      new RegExp(
+        `^\\[gsup\\] pm2 God daemon \\d+: (pm2 kill \\(PM2_HOME ${pm2.path} from the daemon's own environment, ` +
+          `as uid ${NOBODY} gid ${NOBODY}\\)|SIGTERM to it alone, no pm2 kill \\(not proven gsup's: .*\\); ` +
+          'pm2 stops its apps one after another)$',
+      ),
+    );
+  }, 40_000);
+});
