@@ -142,7 +142,9 @@ describe.skipIf(!isRoot || !unshareWorks)('pm2 under a dropped user, gsup PID 1 
     const run = new Run('unshare', args, options);
     let gsupPid: number | undefined;
     await waitFor(() => (gsupPid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
-    await waitFor(() => readFileSync(`/proc/${gsupPid}/cmdline`, 'utf8').includes(GSUP), 'gsup to exec');
+    // setpriv names gsup among its arguments: wait until it has dropped the capability and run node.
+    const program = () => readFileSync(`/proc/${gsupPid}/cmdline`, 'utf8').split('\0')[0];
+    await waitFor(() => program() === process.execPath, 'setpriv to exec gsup');
     expect(hasPtrace(gsupPid!)).toBe(false);
     const { said, context } = await stopAndCheck(run, pm2, () => gsupPid!);
     const decided = said.filter((line) => /pm2 God daemon \d+: /.test(line));
