@@ -103,7 +103,8 @@ describe('a process of the tree that calls itself a pm2 God daemon (its own sess
         expect(run.count(/^signal: .*god/)).toBe(1);
         expect(runsOfPm2()).toEqual([]);
         const log = run.stderr.join('\n');
-        expect(log).toMatch(/stopped in \d+ms: 2 exited by themselves, 0 killed/);
+        // The count, not the time (over 1 s under load, the duration is said in s; the daemon waits for the command).
+        expect(log).toMatch(/stopped in \S+: 2 exited by themselves, 0 killed/);
         expect(log).toContain(`pid ${god} calls itself a pm2 God daemon but is not proven gsup's`);
         expect(log).toContain(`[gsup] pm2 God daemon ${god}: SIGTERM to it alone, no pm2 kill (not proven gsup's: `);
         expect(log).not.toContain('(pm2 kill)');
