@@ -10,6 +10,7 @@ export type {
   NotifySocket,
   Platform,
   ProcessInfo,
+  ProcessUser,
   ReapedChild,
   ReapResult,
   SendMoment,

@@ -44,6 +44,12 @@ export interface SendMoment {
   readonly pidMax: number | undefined;
 }
 
+/** The user and group a process runs as (its real and effective ids, the same). */
+export interface ProcessUser {
+  uid: number;
+  gid: number;
+}
+
 /** A zombie child gsup reaped, with how it ended. */
 export interface ReapedChild {
   pid: number;
@@ -193,6 +199,11 @@ export interface Platform {
   reapZombies?(keep: ReadonlySet<number>): ReapResult;
   /** Does this pid run as the user gsup runs as (real and effective uid)? Absent where unknown. */
   ownerMatches?(pid: number): boolean;
+  /**
+   * The user and group this pid runs as; undefined when it is gone or its
+   * real and effective ids differ. Absent where unknown.
+   */
+  processUser?(pid: number): Promise<ProcessUser | undefined>;
   /**
    * The value of `name` in the environment a process started with, read
    * without blocking gsup: found, absent, unreadable (gsup may not read it)

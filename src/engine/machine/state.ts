@@ -223,7 +223,7 @@ export type Effect =
   /** A look during the stop delay: who is there, for the summary. */
   | { kind: 'count-seen'; snapshot: Snapshot }
   /**
-   * On this look: the stop signal to `targets` (the roots not reached yet), `pm2 kill` to `pm2Kill`, `again`;
+   * On this look: the stop signal to `targets` (the roots not reached yet), pm2's stop to `pm2Kill`, `again`;
    * then SIGCONT to `cont` (stopped). `held`: relayers left out, said in the log.
    */
   | {

@@ -188,7 +188,7 @@ async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
     signal === undefined
       ? undefined
       : {
-          ...parts.forwarder.plan(snapshot, signal, true, facts),
+          ...parts.forwarder.plan(snapshot, true, facts),
           commandPid: run.pid,
           relayers: parts.relayers.keys(snapshot.alive),
         };

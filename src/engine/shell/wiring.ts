@@ -54,7 +54,9 @@ export function wire(
   if (options.status) options.status.lookAtTree = () => !abort.aborted && (looks.take(), true);
   const reaping = () => children.reaping;
   const pm2Env = provenance.env(env, 'pm2');
-  const pm2 = config.pm2 ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd) : undefined;
+  const pm2 = config.pm2
+    ? new Pm2Supervision(platform, tree, logger, pm2Env, reaping, command, cwd, provenance.token)
+    : undefined;
   const forwarder = new Forwarder(platform, logger, config.target, pm2, looks, tree, options.suspendSelf);
   const killing = () => deaths.gsupKills();
   const stops = new StopRounds(platform, logger, children, pm2, lines, killing);

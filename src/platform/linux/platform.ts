@@ -8,6 +8,7 @@ import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from '
 import { trimMalloc, widenSignalPipe } from './native.js';
 import { environValue } from './environ.js';
 import { sendMoment } from './moment.js';
+import { processUser } from './credentials.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './reaping.js';
 import { openNotifySocket } from './notify-socket.js';
@@ -159,6 +160,7 @@ export const linuxPlatform: Platform = {
     return uids !== null && Number(uids[1]) === uid && Number(uids[2]) === uid;
   },
   environValue,
+  processUser,
   handOverTerminal(expect) {
     const owned = ownedTerminal(0);
     if (!owned) return undefined;
