@@ -5,6 +5,7 @@ import type { Platform } from './types.js';
 import { windowsPlatform } from './windows/platform.js';
 
 export type { ChildHandle, NotifySocket, Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from './types.js';
+export type { BoundSocket, HeldSocketCalls, ListenSpec } from './types.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 
