@@ -69,6 +69,11 @@ export interface HeldSocketCalls {
   listening(fd: number, spec: ListenSpec): boolean;
   /** Connections waiting to be accepted, the kernel's own count; undefined when unknown. */
   queued(fd: number): number | undefined;
+  /**
+   * Blocking again, as a fresh socket is: O_NONBLOCK belongs to the socket, not to an fd, and a Node run sets
+   * it for every holder (a blocking accept(2) would then fail at once).
+   */
+  blocking(fd: number): void;
   /** shutdown(SHUT_RDWR), then close: every holder stops listening. */
   shutDown(fd: number): void;
   close(fd: number): void;

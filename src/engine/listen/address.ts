@@ -35,7 +35,7 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   const v6 = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
   if (v6) return isIPv6(v6[1]) ? withPort(v6[2], v6[1], 6) : `${JSON.stringify(v6[1])} is no IPv6 address`;
   const colon = text.lastIndexOf(':');
-  if (colon < 0) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
+  if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
   const host = text.slice(0, colon);
   if (isIPv6(host)) return 'an IPv6 address goes in brackets: [HOST]:PORT';
   if (!isIPv4(host)) return `${JSON.stringify(host)} is no literal address (no name is looked up)`;

@@ -102,6 +102,15 @@ export class HeldSockets {
     return lost;
   }
 
+  /**
+   * Before a spawn that follows a run (its tree gone): each socket as the first run got it, blocking. A Node
+   * run made it non-blocking, for every holder; a blocking accept(2) of the next run's would fail at once.
+   * Never while another run may use a socket: a Node loop's accept on a blocking socket would hang.
+   */
+  fresh(): void {
+    for (const { bound } of this.held) if (bound) this.calls.blocking(bound.fd);
+  }
+
   /** Shuts these down for every holder (new connections refused, the queued ones reset) and closes them. */
   shut(names: readonly string[]): void {
     for (const socket of this.held) {
@@ -147,6 +156,7 @@ function cannot(calls: HeldSocketCalls, name: string, spec: ListenSpec, failed: 
     EADDRNOTAVAIL: 'no such address on this host',
     EINVAL: 'not an address of this family',
   };
-  const cause = why[failed.errno] ?? `${failed.step} failed (${failed.errno})`;
+  const cause =
+    why[failed.errno] ?? (failed.step === 'koffi' ? failed.errno : `${failed.step} failed (${failed.errno})`);
   return `cannot hold ${name} on ${shownSpec(spec)} (--listen): ${cause}`;
 }

@@ -100,7 +100,9 @@ export function effectTable(shell: Shell): Table<Effect, void> {
     },
     end: (effect) => shell.end(effect.exitCode, effect.exit),
     'check-sockets': (effect) => {
-      const lost = parts.listen?.sockets.check(`before run ${effect.run}`, logger) ?? [];
+      const sockets = parts.listen?.sockets;
+      const lost = sockets?.check(`before run ${effect.run}`, logger) ?? [];
+      sockets?.fresh(); // a restart: the last run's tree is gone
       shell.apply({ kind: 'sockets-checked', run: effect.run, lost });
     },
     'shut-sockets': (effect) => parts.listen?.sockets.shut(effect.names),

@@ -22,6 +22,9 @@ const IPPROTO_IPV6 = 41;
 const IPV6_V6ONLY = 26;
 const TCP_INFO = 11;
 const SHUT_RDWR = 2;
+const F_GETFL = 3;
+const F_SETFL = 4;
+const O_NONBLOCK = 0o4000;
 // struct tcp_info: eight one-byte fields, then u32s (rto, ato, snd_mss, rcv_mss, unacked): for a listening
 // socket tcpi_unacked is its accept queue's length (sk_ack_backlog), tcpi_sacked its backlog.
 const TCPI_UNACKED = 24;
@@ -37,6 +40,7 @@ interface SocketLibc {
   shutdown: (fd: number, how: number) => number;
   close: (fd: number) => number;
   socketpair: (domain: number, type: number, protocol: number, fds: Buffer) => number;
+  fcntl: (fd: number, command: number, arg: number) => number;
   inetPton: (family: number, text: string, address: Buffer) => number;
   errno: () => number;
 }
@@ -58,6 +62,7 @@ function bindCalls(): SocketLibc | string {
     shutdown: lib.func('int shutdown(int, int)'),
     close: lib.func('int close(int)'),
     socketpair: lib.func('int socketpair(int, int, int, void *)'),
+    fcntl: lib.func('int fcntl(int, int, int)'),
     inetPton: lib.func('int inet_pton(int, const char *, void *)'),
     errno: () => koffi.errno(),
   };
@@ -146,6 +151,12 @@ export const heldSocketCalls: HeldSocketCalls = {
     if (typeof libc === 'string') return undefined;
     const info = intOption(libc, fd, IPPROTO_TCP, TCP_INFO, TCP_INFO_SIZE);
     return info && readInt(info, TCPI_UNACKED);
+  },
+  blocking(fd) {
+    const libc = bindCalls();
+    if (typeof libc === 'string') return;
+    const flags = libc.fcntl(fd, F_GETFL, 0);
+    if (flags >= 0 && flags & O_NONBLOCK) libc.fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   },
   shutDown(fd) {
     const libc = bindCalls();
