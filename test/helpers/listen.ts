@@ -31,12 +31,12 @@ export function request(
   });
 }
 
-/** `clients` loops of one-connection requests until `ms` have passed: how many ended each way. */
-export async function load(port: number, clients: number, ms: number): Promise<Record<Outcome, number>> {
+/** `clients` loops of one-connection requests until `ms` have passed (or `done` says so): how each ended. */
+export async function load(port: number, clients: number, ms: number, done?: () => boolean) {
   const counts: Record<Outcome, number> = { ok: 0, refused: 0, reset: 0, timeout: 0 };
   const deadline = Date.now() + ms;
   const client = async () => {
-    while (Date.now() < deadline) counts[(await request(port)).outcome]++;
+    while (done ? !done() && Date.now() < deadline : Date.now() < deadline) counts[(await request(port)).outcome]++;
   };
   await Promise.all(Array.from({ length: clients }, client));
   return counts;

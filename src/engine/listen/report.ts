@@ -35,7 +35,7 @@ export function readReports(fd: number, run: number, names: readonly string[], h
     const said = parseReport(line);
     // A word of a name gsup does not hold, or of no process, is no word.
     if (!said || !names.includes(said.name) || said.pid <= 0) return;
-    if (said.word === 'listen') heard({ kind: 'socket-taken', run, name: said.name, pid: said.pid, via: 'its word' });
+    if (said.word === 'listen') heard({ kind: 'socket-taken', run, name: said.name, pid: said.pid, seen: 'word' });
     else heard({ kind: 'socket-closed', run, name: said.name, pid: said.pid });
   };
   socket.on('end', end);

@@ -64,7 +64,7 @@ export class TakerSamples {
       const name = inodes.get(ino)!;
       if (watch.taken.has(name)) continue;
       this.taken(run, name);
-      this.heard({ kind: 'socket-taken', run, name, pid: taker, via: 'seen by the kernel' });
+      this.heard({ kind: 'socket-taken', run, name, pid: taker, seen: 'kernel' });
     }
   }
 }

@@ -43,10 +43,11 @@ export function heard(state: State, input: HeldInput, facts: Facts, out: Out): S
   switch (input.kind) {
     case 'socket-taken': {
       if (!facts.config.listen?.names.includes(input.name)) return state;
-      const taker = { name: input.name, pid: input.pid };
+      const taker = { name: input.name, pid: input.pid, seen: input.seen };
       const known = held.takers.some((t) => t.name === taker.name && t.pid === taker.pid);
       if (!held.took.includes(input.name)) {
-        const message = `run ${run.id}: pid ${input.pid} took the held socket ${input.name} (${input.via})`;
+        const via = input.seen === 'word' ? 'its word' : 'seen by the kernel';
+        const message = `run ${run.id}: pid ${input.pid} took the held socket ${input.name} (${via})`;
         out.push({ kind: 'log', level: 'info', event: 'listen-taken', message, fields: { ...taker, run: run.id } });
       }
       const took = held.took.includes(input.name) ? held.took : [...held.took, input.name];
@@ -56,8 +57,11 @@ export function heard(state: State, input: HeldInput, facts: Facts, out: Out): S
       const takers = held.takers.filter((t) => !(t.name === input.name && t.pid === input.pid));
       return released(withRun(state, { ...held, takers }), out);
     }
-    case 'report-closed':
-      return released(withRun(state, { ...held, takers: [], released: true }), out);
+    case 'report-closed': {
+      // Whoever said a word held the channel too: gone. One the kernel showed may live on without it.
+      const takers = held.takers.filter((taker) => taker.seen === 'kernel');
+      return released(withRun(state, { ...held, takers, released: true }), out);
+    }
   }
 }
 
@@ -80,11 +84,12 @@ function released(state: State, out: Out): State {
   if (!open || open.length === 0 || (state.phase !== 'stopping' && state.phase !== 'killing')) return state;
   if (state.stop.then !== 'exit') return state;
   const held = state.run.held ?? NOTHING;
-  const done = held.released
+  const all = held.released && held.takers.length === 0;
+  const done = all
     ? open
     : open.filter((name) => held.took.includes(name) && !held.takers.some((taker) => taker.name === name));
   if (done.length === 0) return state;
-  const reason = held.released ? 'nothing of the run holds it' : 'the app closed it, or exited';
+  const reason = all ? 'nothing of the run holds it' : 'the app closed it, or exited';
   return { ...state, tally: shut(state.tally, done, reason, out) };
 }
 

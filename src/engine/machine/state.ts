@@ -43,6 +43,8 @@ export type AppWord = 'waiting' | 'ready' | 'stopping';
 export interface Taker {
   readonly name: string;
   readonly pid: number;
+  /** How gsup knows: its word (it holds the report channel too), or the kernel's view. */
+  readonly seen: 'word' | 'kernel';
 }
 
 /** What a run did with the held sockets: what it took, who holds them now, and whether that was said. */
@@ -50,7 +52,7 @@ export interface RunHeld {
   /** The names some process of the run took, ever. */
   readonly took: readonly string[];
   readonly takers: readonly Taker[];
-  /** Every holder of the run's report channel is gone (its EOF): nothing of the run listens any more. */
+  /** Every holder of the run's report channel is gone (its EOF): with no taker seen since, none listens. */
   readonly released: boolean;
   /** The warning for a run that took none is out. */
   readonly warned: boolean;
@@ -226,7 +228,8 @@ export type Input =
 
 /** What a run said of the held sockets on its report channel (or the kernel showed: `via`), and the channel's end. */
 export type HeldInput =
-  | { kind: 'socket-taken'; run: number; name: string; pid: number; via: string }
+  /** `word`: its own, on the report channel; `kernel`: seen watching it (epoll) or in accept(2) on it. */
+  | { kind: 'socket-taken'; run: number; name: string; pid: number; seen: 'word' | 'kernel' }
   | { kind: 'socket-closed'; run: number; name: string; pid: number }
   /** Every holder of run N's report channel is gone (its EOF). */
   | { kind: 'report-closed'; run: number };

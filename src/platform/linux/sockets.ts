@@ -69,6 +69,18 @@ function bindCalls(): SocketLibc | string {
   return calls;
 }
 
+// In the machine's own byte order: what C's int and socklen_t are.
+const LE = endianness() === 'LE';
+const readInt = (buffer: Buffer, offset = 0) => (LE ? buffer.readInt32LE(offset) : buffer.readInt32BE(offset));
+const intBuffer = (value: number) => {
+  const buffer = Buffer.alloc(4);
+  if (LE) buffer.writeInt32LE(value);
+  else buffer.writeInt32BE(value);
+  return buffer;
+};
+const one = intBuffer(1);
+const zero = intBuffer(0);
+
 /** sockaddr_in or sockaddr_in6 for a literal address; undefined when it is not one of that family. */
 function sockaddr(libc: SocketLibc, spec: ListenSpec): Buffer | undefined {
   const six = spec.family === 6;
@@ -81,18 +93,6 @@ function sockaddr(libc: SocketLibc, spec: ListenSpec): Buffer | undefined {
   bytes.copy(address, six ? 8 : 4);
   return address;
 }
-
-// In the machine's own byte order: what C's int and socklen_t are.
-const LE = endianness() === 'LE';
-const readInt = (buffer: Buffer, offset = 0) => (LE ? buffer.readInt32LE(offset) : buffer.readInt32BE(offset));
-const intBuffer = (value: number) => {
-  const buffer = Buffer.alloc(4);
-  if (LE) buffer.writeInt32LE(value);
-  else buffer.writeInt32BE(value);
-  return buffer;
-};
-const one = intBuffer(1);
-const zero = intBuffer(0);
 
 function setOption(libc: SocketLibc, fd: number, level: number, name: number, on: boolean): boolean {
   return libc.setsockopt(fd, level, name, on ? one : zero, 4) === 0;

@@ -83,12 +83,12 @@ describe.runIf(process.platform === 'linux')('Handover', () => {
     await waitFor(() => heard.some((input) => input.kind === 'report-closed'), "run 1's end");
     const of = (run: number) => heard.filter((input) => input.run === run);
     expect(of(1)).toEqual([
-      { kind: 'socket-taken', run: 1, name: 'web', pid: 101, via: 'its word' },
+      { kind: 'socket-taken', run: 1, name: 'web', pid: 101, seen: 'word' },
       { kind: 'socket-closed', run: 1, name: 'web', pid: 101 },
       { kind: 'report-closed', run: 1 },
     ]);
     expect(of(2)).toEqual([
-      { kind: 'socket-taken', run: 2, name: 'web', pid: 201, via: 'its word' },
+      { kind: 'socket-taken', run: 2, name: 'web', pid: 201, seen: 'word' },
       { kind: 'socket-closed', run: 2, name: 'web', pid: 201 },
     ]);
     // A retired run's channel is let go: its end says nothing more.

@@ -26,12 +26,12 @@ const info = (pid: number): ProcessInfo => ({
   name: 'node',
 });
 
-const taken = (name: string, pid: number, run = 1): Input => ({
+const taken = (name: string, pid: number, run = 1, seen: 'word' | 'kernel' = 'word'): Input => ({
   kind: 'socket-taken',
   run,
   name,
   pid,
-  via: 'its word',
+  seen,
 });
 const closed = (name: string, pid: number, run = 1): Input => ({ kind: 'socket-closed', run, name, pid });
 const exit = (code: number, run = 1): Input => ({
@@ -149,6 +149,14 @@ describe('--listen: the held sockets in the pure step', () => {
     expect(shuts(ended.effects)).toEqual([['web', 'admin']]);
   });
 
+  it("the final stop: the report channel's end leaves a taker the kernel showed (it may live on without it)", () => {
+    const { state: stopping } = steps(running(), [taken('web', 501), taken('admin', 601, 1, 'kernel'), stopSignal]);
+    const ended = step(stopping, { kind: 'report-closed', run: 1 }, facts());
+    expect(shuts(ended.effects)).toEqual([['web']]);
+    // Once a look no longer finds it, nothing of the run holds any: the rest goes too.
+    expect(shuts(step(ended.state, looked([info(500)], 500), facts()).effects)).toEqual([['admin']]);
+  });
+
   it('the final stop: at the kill timeout whatever still holds a socket stops listening, before the SIGKILL rounds', () => {
     const { state: stopping } = steps(running(), [taken('web', 501), stopSignal]);
     const killing = step(stopping, { kind: 'timer', name: 'kill-timeout' }, facts());
@@ -180,8 +188,8 @@ describe('--listen: the held sockets in the pure step', () => {
     const run = 'run' in first.state ? first.state.run : undefined;
     expect(run?.held?.took).toEqual(['web']);
     expect(run?.held?.takers).toEqual([
-      { name: 'web', pid: 501 },
-      { name: 'web', pid: 502 },
+      { name: 'web', pid: 501, seen: 'word' },
+      { name: 'web', pid: 502, seen: 'word' },
     ]);
   });
 

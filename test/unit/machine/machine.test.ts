@@ -85,7 +85,7 @@ const INPUTS: Input[] = [
   { kind: 'swept', notYet: 2 },
   { kind: 'fault', message: 'boom' },
   // --listen (test/unit/machine/held.test.ts has their decisions)
-  { kind: 'socket-taken', run: 1, name: 'web', pid: 600, via: 'its word' },
+  { kind: 'socket-taken', run: 1, name: 'web', pid: 600, seen: 'word' },
   { kind: 'socket-closed', run: 1, name: 'web', pid: 600 },
   { kind: 'report-closed', run: 1 },
   { kind: 'sockets-checked', run: 2, lost: [] },
