@@ -6,7 +6,8 @@ import { heard, looked as heldLooked, openAtStart, shutOpen, warnUntaken } from 
 import { stopRound } from './ledger.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
-import { runOn, type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
+import { runOn } from './queries.js';
+import { type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
 import type { CommandExit } from './values.js';
 

@@ -8,7 +8,7 @@ import type { ForwardFacts } from '../delivery/forwarder.js';
 import type { HealthSchedule } from '../health/schedule.js';
 import { exitStatus, isWrapper } from '../machine/exit-status.js';
 import { describeExit } from '../machine/format.js';
-import { leftoversAwaited, treeQuiet } from '../machine/state.js';
+import { leftoversAwaited, treeQuiet } from '../machine/queries.js';
 import type { Effect, Input, State } from '../machine/step.js';
 import { stopRoundSignal } from '../machine/stop-sequence.js';
 import { runsPm2Cli } from '../pm2/daemons.js';
