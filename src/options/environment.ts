@@ -1,6 +1,6 @@
 // gsup's own settings, as variables (every option has one): read by this gsup, never handed to the command, so
 // a gsup the command starts does not take them for its own. Variables that are no settings pass: the runs' mark
-// (GSUP_RUN), what a run is handed under --listen (GSUP_LISTEN_ID, GSUP_REPORT_FD), GSUP_FFI.
+// (GSUP_RUN), GSUP_FFI.
 export const SETTINGS = [
   'GSUP_KILL_TIMEOUT',
   'GSUP_GRACE',
@@ -36,9 +36,17 @@ export const SETTINGS = [
   'GSUP_RELOAD_SIGNAL',
 ] as const;
 
-/** The command's environment: gsup's own, without gsup's settings. */
+/**
+ * What a process is handed with listening sockets (systemd's and gsup's own --listen): when gsup itself was
+ * handed them, they name fds its Node closed at start (marked close-on-exec), so they are stale for the
+ * command; under --listen each run is handed its own.
+ */
+const HANDED = ['LISTEN_FDS', 'LISTEN_FDNAMES', 'LISTEN_PID', 'GSUP_LISTEN_ID', 'GSUP_REPORT_FD'] as const;
+
+/** The command's environment: gsup's own, without gsup's settings, nor sockets gsup was handed and cannot pass. */
 export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const rest = { ...env };
   for (const name of SETTINGS) delete rest[name];
+  for (const name of HANDED) delete rest[name];
   return rest;
 }

@@ -59,7 +59,7 @@ describe("gsup's settings are not the command's", () => {
     expect([...named].filter((name) => !(SETTINGS as readonly string[]).includes(name))).toEqual([]);
   });
 
-  it('settings go; the runs’ mark and what a run is handed under --listen stay, and so does anything else', () => {
+  it('settings go, and so do sockets gsup was handed (stale: its Node closed their fds); the runs’ mark stays, and so does anything else', () => {
     const env = {
       GSUP_LISTEN: '8080',
       GSUP_KILL_TIMEOUT: '3s',
@@ -67,13 +67,14 @@ describe("gsup's settings are not the command's", () => {
       GSUP_RUN: 'abc.1',
       GSUP_LISTEN_ID: '9:1@[::]:8080',
       GSUP_REPORT_FD: '4',
+      LISTEN_FDS: '1',
+      LISTEN_FDNAMES: '8080',
+      LISTEN_PID: '7',
       GSUP_FFI: '0',
       PATH: '/bin',
     };
     expect(withoutSettings(env)).toEqual({
       GSUP_RUN: 'abc.1',
-      GSUP_LISTEN_ID: '9:1@[::]:8080',
-      GSUP_REPORT_FD: '4',
       GSUP_FFI: '0',
       PATH: '/bin',
     });
