@@ -3,16 +3,18 @@ import { ON_EXIT_POLICIES } from '../engine/machine/on-exit.js';
 import { RESTART_MODES } from '../engine/machine/restart.js';
 import { TARGET_MODES } from '../engine/tree/targets.js';
 import type { SignalName } from '../platform/index.js';
-import { DEFAULT_CONFIG, reloadSignalProblem, type SupervisorConfig } from '../engine/config/config.js';
+import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config/config.js';
 import type { HealthConfig } from '../engine/health/probes.js';
 import { parseDuration } from './duration.js';
 import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
-import { parseDeathSignal, parseRewrite, parseSignal } from './signals.js';
+import { parseDeathSignal, parseRewrite } from './signals.js';
+import { reloadConfig } from './reload.js';
+import { listenOptions, type ListenOptions } from './listen.js';
 
 /** What the command line asks for: the engine's configuration, the command, and gsup's own logging. */
-export interface CliOptions extends SupervisorConfig {
+export interface CliOptions extends SupervisorConfig, ListenOptions {
   command: string;
   args: string[];
   verbosity: number;
@@ -78,7 +80,7 @@ function checkUrl(text: string, what: string): void {
     throw new UsageError(`invalid URL ${quoted(text)} for ${what}: only http:// and https:// are probed`);
 }
 
-type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
+export type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
 
 /** The health checks asked for (Docker's names and defaults), or undefined when no probe is given. */
 function healthConfig(pick: Pick): HealthConfig | undefined {
@@ -156,26 +158,6 @@ function readyConfig(
   if (!waitReady && !pick('reloadSignal', '--reload-signal', 'GSUP_RELOAD_SIGNAL'))
     throw new UsageError(`${given[1]} ${quoted(given[0])} ${needs}`);
   return { waitReady, readyTimeout };
-}
-
-/**
- * `--reload-signal`: a signal gsup can take as a request that means nothing else to it (not a stop signal, job
- * control, the parent's death signal, nor one a rule rewrites), with something to say when the new run is ready.
- */
-function reloadConfig(
-  pick: Pick,
-  taken: { rewrite: ReadonlyMap<SignalName, SignalName | null>; pdeathsig: SignalName | undefined; waitReady: boolean },
-): SignalName | undefined {
-  const given = pick('reloadSignal', '--reload-signal', 'GSUP_RELOAD_SIGNAL');
-  if (!given) return undefined;
-  const signal = parseSignal(...given)!;
-  const problem = reloadSignalProblem(signal, taken.rewrite, taken.pdeathsig);
-  if (problem) throw new UsageError(`invalid signal ${quoted(given[0])} for ${given[1]}: ${problem}`);
-  if (!taken.waitReady) {
-    const why = 'nothing would say when the new run is ready';
-    throw new UsageError(`${given[1]} ${quoted(given[0])} needs --wait-ready (or GSUP_WAIT_READY=1): ${why}`);
-  }
-  return signal;
 }
 
 /**
@@ -285,6 +267,10 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     waitReady,
     readyTimeout,
     reloadSignal: undefined,
+    ...listenOptions(
+      pickList('listen', '--listen', 'GSUP_LISTEN'),
+      flags.listenPreload !== false && envSwitch(env, 'GSUP_LISTEN_PRELOAD'),
+    ),
   };
   options.reloadSignal = reloadConfig(pick, options);
 

@@ -10,11 +10,13 @@ export type {
   NotifySocket,
   Platform,
   ProcessInfo,
+  ProcessUser,
   ReapedChild,
   ReapResult,
   SendMoment,
   SignalName,
 } from './types.js';
+export type { BoundSocket, HeldSocketCalls, ListenSpec } from './types.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 

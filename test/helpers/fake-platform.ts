@@ -2,6 +2,7 @@ import type {
   EnvironRead,
   Platform,
   ProcessInfo,
+  ProcessUser,
   ReapedChild,
   ReapResult,
   SignalName,
@@ -57,6 +58,13 @@ export class FakePlatform implements Platform {
   readonly otherUsers = new Set<number>();
   ownerMatches(pid: number) {
     return !this.otherUsers.has(pid);
+  }
+  /** Each pid's user and group, where set; else nobody (65534) for those in `otherUsers`, gsup's for the others. */
+  readonly users = new Map<number, ProcessUser | undefined>();
+  async processUser(pid: number): Promise<ProcessUser | undefined> {
+    if (this.users.has(pid)) return this.users.get(pid);
+    if (this.otherUsers.has(pid)) return { uid: 65534, gid: 65534 };
+    return { uid: process.geteuid!(), gid: process.getegid!() };
   }
   /** Each pid's environment; `environValue` answers from it (a live pid with none: unreadable, EACCES). */
   readonly environs = new Map<number, NodeJS.ProcessEnv>();

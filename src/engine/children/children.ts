@@ -1,8 +1,11 @@
 import type { Logger } from '../../log.js';
-import { isAlive, type Platform } from '../../platform/index.js';
+import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import { Reaper } from './reaper.js';
 import type { CommandRun } from './run.js';
 import type { CommandExit } from '../machine/values.js';
+
+// The helpers whose lives are remembered (the newest).
+const HELPER_LIVES_KEPT = 8;
 
 /**
  * gsup's own children: those Node spawned (the command, probes, `pm2 kill`),
@@ -17,6 +20,8 @@ export class Children {
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
   reaping = false;
   private readonly reaper: Reaper;
+  /** When each recent helper lived, in start-time units (`until` is Infinity while it lives). */
+  private readonly helperLives = new Map<number, { from: number; until: number }>();
 
   constructor(
     private readonly platform: Platform,
@@ -69,14 +74,30 @@ export class Children {
 
   /** A helper process of gsup's own (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
   spawnHelper(spawn: () => number | undefined): void {
+    const from = this.platform.startTimeNow();
     const pid = spawn();
     if (pid === undefined) return;
     this.nodeChildren.add(pid);
     this.helpers.add(pid);
+    this.helperLives.set(pid, { from, until: Infinity });
+    for (const old of this.helperLives.keys())
+      if (this.helperLives.size > HELPER_LIVES_KEPT) this.helperLives.delete(old);
   }
 
   helperExited(pid: number): void {
     this.nodeChildren.delete(pid);
     this.helpers.delete(pid);
+    const life = this.helperLives.get(pid);
+    if (life) life.until = this.platform.startTimeNow();
+  }
+
+  /**
+   * Was this one of gsup's helpers (its pid, started within the helper's
+   * life)? A look taken before a helper's exit may be read after it: the
+   * stop's summary counts the tree's processes, not gsup's own.
+   */
+  wasHelper(info: ProcessInfo): boolean {
+    const life = this.helperLives.get(info.pid);
+    return life !== undefined && info.startTime >= life.from - 1 && info.startTime <= life.until;
   }
 }

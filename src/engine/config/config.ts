@@ -93,9 +93,11 @@ export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
  * Every field given, or its default. Throws a TypeError naming the option and
  * the value for anything the engine could not use as meant: a duration that is
  * not milliseconds or a string with units, a partial `health`, a rewrite rule
- * that could never match. (The CLI's values were checked already; they pass.)
+ * that could never match, a reload signal that means something else or that
+ * nothing would say the new run is ready for (`held`: gsup holds sockets, so
+ * a run's first listen can). (The CLI's values were checked already; they pass.)
  */
-export function resolveConfig(given: ConfigOptions): SupervisorConfig {
+export function resolveConfig(given: ConfigOptions, held = false): SupervisorConfig {
   const config: SupervisorConfig = { ...DEFAULT_CONFIG };
   type Check<K extends keyof SupervisorConfig> = (value: unknown, name: string) => SupervisorConfig[K];
   const set = <K extends keyof SupervisorConfig>(key: K, check: Check<K>) => {
@@ -133,14 +135,12 @@ export function resolveConfig(given: ConfigOptions): SupervisorConfig {
   if (config.reloadSignal) {
     const problem = reloadSignalProblem(config.reloadSignal, config.rewrite);
     if (problem) throw new TypeError(`reloadSignal: ${config.reloadSignal} cannot be the reload signal: ${problem}`);
-    if (!config.waitReady) throw new TypeError(`reloadSignal: ${RELOAD_NEEDS}`);
+    // Something must say when the new run is ready: its word, or its first listen on a held socket.
+    if (!config.waitReady && !held)
+      throw new TypeError('reloadSignal: needs waitReady: true or held sockets (listen): nothing says a run is ready');
   }
   return config;
 }
-
-/** What a reload needs (Options and library say it alike). */
-export const RELOAD_NEEDS =
-  'needs waitReady: true or held sockets (listen): nothing would say when the new run is ready';
 
 /**
  * Why a signal cannot be the reload signal (undefined: it can): a stop signal or job control keeps its meaning,

@@ -99,7 +99,7 @@ export class Forwarder {
     if (facts.managers.some((manager) => manager.info.pid === facts.run.pid)) facts.run.manager = true;
     for (const [signal, { group, received }] of this.pending) {
       this.pending.delete(signal);
-      const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
+      const route = snapshot ? this.plan(snapshot, false, facts) : undefined;
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
       const said = describeSignal(signal, received);
       if (targets.length > 0) {
@@ -122,7 +122,7 @@ export class Forwarder {
    * Roots of the tree for this signal, adjusted for pm2 (the manager alone; a
    * stop is `pm2 kill`); never gsup's own helpers.
    */
-  plan(snapshot: Snapshot, signal: SignalName, stop: boolean, facts: ForwardFacts): Pm2Route {
+  plan(snapshot: Snapshot, stop: boolean, facts: ForwardFacts): Pm2Route {
     const { helpers, ownPgid, managers } = facts;
     let targets = roots(snapshot, this.mode, ownPgid);
     if (helpers.size > 0)
@@ -131,7 +131,7 @@ export class Forwarder {
         new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !helpers.has(pid))),
       );
     if (!this.pm2) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
-    return this.pm2.route(targets, snapshot, managers, signal, stop);
+    return this.pm2.route(targets, snapshot, managers, stop);
   }
 
   /**

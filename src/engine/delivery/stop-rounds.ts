@@ -85,7 +85,7 @@ export class StopRounds {
 
   /** A look during the stop delay: who is there, for the summary. */
   saw(snapshot: Snapshot): void {
-    this.summary.saw(snapshot);
+    this.summary.saw(snapshot, this.children);
   }
 
   /**
@@ -112,7 +112,7 @@ export class StopRounds {
       const pids = continued.map((info) => info.pid);
       this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
     }
-    this.summaryOf(round.run).saw(look);
+    this.summaryOf(round.run).saw(look, this.children);
     const groups = sent?.groups ?? [];
     if (targets.length === 0 && pm2Kill.length === 0) return { signals, groups };
     const told = new Set([
@@ -209,8 +209,9 @@ class StopSummary {
 
   constructor(readonly startedAt: number) {}
 
-  saw(snapshot: Snapshot): void {
-    for (const info of snapshot.alive) this.seen.add(processKey(info));
+  /** The tree's processes in this look; gsup's own helpers (`pm2 kill`) are not counted. */
+  saw(snapshot: Snapshot, children: Pick<Children, 'wasHelper'>): void {
+    for (const info of snapshot.alive) if (!children.wasHelper(info)) this.seen.add(processKey(info));
   }
 
   /** These are being SIGKILLed: counted, and the oldest named (by the command lines read ahead, kept now). */

@@ -42,11 +42,11 @@ export function restrictTargets(targets: Target[], only: ReadonlySet<number>): T
 
 /** Who has had the stop signal in one stop sequence, by identity (a reused pid is a stranger). A plain value. */
 export interface Ledger {
-  /** Every process sent the stop signal (processKey), or left to the pm2 daemon sent `pm2 kill`. */
+  /** Every process sent the stop signal (processKey), or left to the pm2 daemon stopped through pm2. */
   readonly reached: ReadonlySet<string>;
   /** The groups of those processes: a process forked into one since is its parent's while that lives. */
   readonly groups: ReadonlySet<number>;
-  /** The pm2 God daemons sent `pm2 kill` (by pid): each once. */
+  /** The pm2 God daemons stopped through pm2 (`pm2 kill`, or the stop signal alone; by pid): each once. */
   readonly pm2Killed: ReadonlySet<number>;
   /** The groups the stop signal went to as groups, with their moments: who was in one then has had it. */
   readonly sent: readonly GroupSend[];
@@ -72,7 +72,7 @@ export interface Daemon {
 
 /**
  * Where a stop round's signal goes, as the shell planned it on the look
- * (forwarder.plan): the roots; the pm2 God daemons to stop with `pm2 kill`,
+ * (forwarder.plan): the roots; the pm2 God daemons to stop through pm2,
  * and every pid they run; the command's pid; and which processes of the look
  * are relayers (by processKey: their command lines, read ahead).
  */
@@ -85,7 +85,7 @@ export interface RoundRoute<D extends Daemon> {
 }
 
 /**
- * What one stop round sends: the stop signal to `fresh`, `pm2 kill` to
+ * What one stop round sends: the stop signal to `fresh`, pm2's stop to
  * `pm2Kill`, a stop signal received again to `again`, then SIGCONT to `cont`
  * (stopped, they could not act on it); `held`: relayers left out, said once.
  */
@@ -100,7 +100,7 @@ export interface Round<D extends Daemon> {
 
 /**
  * One stop round on a look: the roots not sent the stop signal yet (now
- * counted as sent), the God daemons not sent `pm2 kill` yet; and, for a stop
+ * counted as sent), the God daemons not stopped through pm2 yet; and, for a stop
  * signal received again, everyone the stop signal reached (this round's too).
  * `exited`: the command is gone (gsup's own `pm2 kill` waits for it: see pm2KillHeld).
  */
@@ -218,7 +218,7 @@ function continueStopped(ledger: Ledger, alive: readonly ProcessInfo[]): { ledge
   return { ledger: { ...ledger, continued: new Set([...ledger.continued, ...cont.map(processKey)]) }, cont };
 }
 
-/** The pm2 God daemons not yet stopped with `pm2 kill`; what they run counts as reached. */
+/** The pm2 God daemons not yet stopped through pm2; what they run counts as reached. */
 function takePm2<D extends Daemon>(
   ledger: Ledger,
   route: Pick<RoundRoute<D>, 'pm2Kill' | 'managed'>,
@@ -246,8 +246,8 @@ function reachedOf(ledger: Ledger, targets: Target[]): Target[] {
 /**
  * A command that lives on after `pm2 start` (a bootstrap script with a
  * trap that runs `pm2 kill`) has the stop signal: it stops pm2 its own way.
- * gsup's own `pm2 kill` waits until the command is gone, for a daemon the
- * script left; never a second one racing the script's.
+ * gsup's own stop of the daemon waits until the command is gone, for a
+ * daemon the script left; never a second one racing the script's.
  */
 function pm2KillHeld(route: RoundRoute<Daemon>, exited: boolean): boolean {
   const { pm2Kill, commandPid } = route;

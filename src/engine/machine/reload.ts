@@ -125,6 +125,21 @@ export function nextReady(state: State, run: number, via: string, facts: Facts, 
 }
 
 /**
+ * Without --wait-ready a next run is ready at its first listen on a held socket: the word its report channel
+ * carried (a word counts only for the run whose channel carried it), or what the kernel showed of it.
+ */
+export function nextListened(
+  state: State,
+  input: Extract<Input, { kind: 'socket-taken' }>,
+  facts: Facts,
+  out: Out,
+): State {
+  if (facts.config.waitReady || nextOf(state.tally)?.run.id !== input.run) return state;
+  const how = input.seen === 'word' ? 'its first listen' : 'the kernel saw it listen';
+  return nextReady(state, input.run, `${how} on the held socket ${input.name}`, facts, out);
+}
+
+/**
  * The next run failed: not ready in time, or it exited. It is stopped (its tree alone), the serving run keeps
  * serving untouched; one line, counted as `failed`.
  */

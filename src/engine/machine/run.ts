@@ -2,10 +2,30 @@ import type { SignalName } from '../../platform/types.js';
 import type { Ledger } from './ledger.js';
 import type { CommandExit } from './values.js';
 
-// A run as the pure step holds it, and the second one it may hold during a reload (--reload-signal).
+// A run as the pure step holds it (with what it did with the held sockets, --listen), and the second one it may
+// hold during a reload (--reload-signal).
 
 /** What the app said of itself this run: nothing yet (with --wait-ready), ready, or that it is stopping (sd_notify). */
 export type AppWord = 'waiting' | 'ready' | 'stopping';
+
+/** A process of a run that took a held socket (its first listen on it), until it closes it or is gone. */
+export interface Taker {
+  readonly name: string;
+  readonly pid: number;
+  /** How gsup knows: its word (it holds the report channel too), or the kernel's view. */
+  readonly seen: 'word' | 'kernel';
+}
+
+/** What a run did with the held sockets: what it took, who holds them now, and whether that was said. */
+export interface RunHeld {
+  /** The names some process of the run took, ever. */
+  readonly took: readonly string[];
+  readonly takers: readonly Taker[];
+  /** Every holder of the run's report channel is gone (its EOF): with no taker seen since, none listens. */
+  readonly released: boolean;
+  /** The warning for a run that took none is out. */
+  readonly warned: boolean;
+}
 
 /** One run of the command, as step knows it. */
 export interface Run {
@@ -13,6 +33,8 @@ export interface Run {
   readonly startedAt: number;
   /** `ready` from the start without --wait-ready; a reload's next run waits for its word, or its first listen. */
   readonly app: AppWord;
+  /** Under --listen, once anything was heard of it. */
+  readonly held?: RunHeld;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Ledger, Target } from './ledger.js';
 import { NO_RELOADS, type Beside, type Reloads, type RetireCause, type Run } from './run.js';
 import type { CommandExit, Pm2Manager, Route, Snapshot } from './values.js';
 
-export type { AppWord, Beside, Reloads, Run } from './run.js';
+export type { AppWord, Beside, Reloads, Run, RunHeld, Taker } from './run.js';
 export type { Route } from './values.js';
 
 // The machine's values: its state (the phase with its data), what happens to
@@ -52,6 +52,8 @@ export interface MachineConfig {
   readonly readyTimeout: number | undefined;
   /** The stop signal a run is retired with (a reload): SIGTERM after the rules of -r. */
   readonly retireSignal: SignalName;
+  /** Held sockets (--listen): their names, and whether gsup's preload is handed to Node (not --no-listen-preload). */
+  readonly listen?: { readonly names: readonly string[]; readonly preload: boolean };
 }
 
 /**
@@ -98,6 +100,8 @@ export interface Tally {
   /** During a reload, the run beside the current one (run.ts): it lives across the current run's phases. */
   readonly beside: Beside | undefined;
   readonly reloads: Reloads;
+  /** Held sockets (--listen) not shut down yet: every run gets them, until no run follows. */
+  readonly open?: readonly string[];
 }
 
 /**
@@ -191,7 +195,18 @@ export type Input =
   /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
   | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string }
   | { kind: 'swept'; notYet: number }
-  | { kind: 'fault'; message: string };
+  | { kind: 'fault'; message: string }
+  | HeldInput
+  /** Before run N's spawn: the held sockets that could not be had again (their port taken), none when all listen. */
+  | { kind: 'sockets-checked'; run: number; lost: readonly string[] };
+
+/** What a run said of the held sockets on its report channel (or the kernel showed: `via`), and the channel's end. */
+export type HeldInput =
+  /** `word`: its own, on the report channel; `kernel`: seen watching it (epoll) or in accept(2) on it. */
+  | { kind: 'socket-taken'; run: number; name: string; pid: number; seen: 'word' | 'kernel' }
+  | { kind: 'socket-closed'; run: number; name: string; pid: number }
+  /** Every holder of run N's report channel is gone (its EOF). */
+  | { kind: 'report-closed'; run: number };
 
 export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
 
@@ -222,7 +237,7 @@ export type Effect =
   /** A look during the stop delay: who is there, for the summary. */
   | { kind: 'count-seen'; snapshot: Snapshot }
   /**
-   * On this look: the stop signal to `targets` (the roots not reached yet), `pm2 kill` to `pm2Kill`, `again`;
+   * On this look: the stop signal to `targets` (the roots not reached yet), pm2's stop to `pm2Kill`, `again`;
    * then SIGCONT to `cont` (stopped). `held`: relayers left out, said in the log.
    */
   | {
@@ -251,7 +266,11 @@ export type Effect =
   | { kind: 'end-stop' }
   /** The last reap before the exit: zombies whose threads are still exiting are waited for. */
   | { kind: 'sweep' }
-  | { kind: 'end'; exitCode: number; exit: CommandExit };
+  | { kind: 'end'; exitCode: number; exit: CommandExit }
+  /** Before run N's spawn: is each held socket still listening? (answered by `sockets-checked`) */
+  | { kind: 'check-sockets'; run: number }
+  /** These held sockets are done with: shut down for every holder (new connections refused), and closed. */
+  | { kind: 'shut-sockets'; names: readonly string[]; reason: string };
 
 export type Out = Effect[];
 

@@ -58,19 +58,34 @@ export interface Judgment {
  * `pm2-runtime` in the foreground. It and its apps share a process group; a
  * signal to that group reaches each app twice (from the kernel, then from
  * pm2), and pm2 restarts an app signalled behind its back. So signals go to
- * the manager alone, and a stop of a daemon goes through `pm2 kill`.
+ * the manager alone, and a stop of a daemon goes through pm2 (`pm2 kill`
+ * once it is proven gsup's).
  */
 export interface Pm2Manager {
   info: ProcessInfo;
   kind: 'daemon' | 'runtime';
-  /** gsup's own PM2_HOME, where the daemon was proven to be gsup's. */
+  /** A God daemon proven gsup's: stopped with `pm2 kill`. Undefined for a runtime. */
+  proof?: Pm2Proof;
+  /** Why a God daemon is not proven gsup's: it gets the stop signal alone, and pm2 stops its apps itself. */
+  why?: string;
+}
+
+/**
+ * What proves a God daemon gsup's: the PM2_HOME whose pid file names it
+ * (`from` gsup's own environment, or the daemon's, when it descends from a
+ * run and carries its mark), and the user `pm2 kill` runs as: the daemon's
+ * (undefined: gsup's own).
+ */
+export interface Pm2Proof {
   home: string;
+  from: 'gsup' | 'daemon';
+  user: { uid: number; gid: number } | undefined;
 }
 
 /** A signal's way, adjusted for pm2 (Pm2Supervision.route): a value the pure step may hold (its stop rounds). */
 export interface Pm2Route {
   targets: Target[];
-  /** God daemons to stop with `pm2 kill`. */
+  /** God daemons to stop through pm2: `pm2 kill` when proven, else the stop signal to the daemon alone. */
   pm2Kill: Pm2Manager[];
   /** The managers and every process they run. */
   managed: Set<number>;

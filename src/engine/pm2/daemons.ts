@@ -6,8 +6,8 @@ import { godTitleHome, isPm2Runtime } from './claims.js';
 import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
 import type { ProcessTree } from '../tree/tree.js';
-import type { Pm2Manager, Pm2Route, Snapshot } from '../machine/values.js';
-import { restrictTargets, type Target } from '../machine/ledger.js';
+import type { Pm2Manager, Pm2Proof, Pm2Route, Snapshot } from '../machine/values.js';
+import { processKey, restrictTargets, type Target } from '../machine/ledger.js';
 
 export { runsPm2Cli } from './claims.js';
 export { findPm2Cli } from './pm2-cli.js';
@@ -21,15 +21,17 @@ type Claim = { kind: 'daemon'; titleHome: string } | { kind: 'runtime' };
 
 /**
  * pm2 in the tree: its managers found (pm2-runtime by its program, a God
- * daemon by its title and proven gsup's: proof.ts), signals routed to
- * the manager alone, and the stop of a God daemon through `pm2 kill`. A
- * process that calls itself a God daemon and is not proven gsup's is no
- * manager: it is stopped like any process of the tree.
+ * daemon by its title), signals routed to the manager alone, and the stop
+ * of a God daemon through pm2: `pm2 kill` once proven gsup's (proof.ts),
+ * else the stop signal to the daemon alone (pm2 then stops each app once),
+ * never to its group.
  */
 export class Pm2Supervision {
   private readonly warned = new Set<string>();
   private readonly claims = new Map<string, Claim | undefined>();
   private readonly announced = new Set<number>();
+  /** God daemons sent `pm2 kill` (processKey): their pid file goes away then, as expected. */
+  private readonly killed = new Set<string>();
   private readonly proof: GodProof;
   /** Resolved once, before the command starts. */
   private readonly cli: Pm2Cli;
@@ -41,9 +43,11 @@ export class Pm2Supervision {
     private readonly env: NodeJS.ProcessEnv,
     reaping: () => boolean,
     command: string,
-    private readonly cwd: string,
+    cwd: string,
+    /** This gsup's token: the mark its runs carry (Provenance). */
+    token: string,
   ) {
-    this.proof = new GodProof(platform, env, cwd, reaping);
+    this.proof = new GodProof(platform, env, cwd, reaping, token);
     this.cli = resolvePm2Cli(command, env, cwd);
   }
 
@@ -76,14 +80,19 @@ export class Pm2Supervision {
       if (manager) found.set(info.pid, manager);
     }
     for (const key of this.claims.keys()) if (!seen.has(key)) this.claims.delete(key);
+    this.proof.keepOnly(snapshot.alive);
+    if (this.killed.size > 0) {
+      const alive = new Set(snapshot.alive.map(processKey));
+      for (const key of this.killed) if (!alive.has(key)) this.killed.delete(key);
+    }
     const fromFile = await this.fromPidFile(snapshot, found);
     if (fromFile) found.set(fromFile.info.pid, fromFile);
-    for (const manager of found.values()) {
-      if (this.announced.has(manager.info.pid)) continue;
-      this.announced.add(manager.info.pid);
-      const what = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
-      const fields = { pid: manager.info.pid, kind: manager.kind, home: manager.home };
-      this.logger.info('pm2-found', `pm2 ${what} ${manager.info.pid} (PM2_HOME ${manager.home})`, fields);
+    for (const { info, kind, proof } of found.values()) {
+      // A daemon not proven is said by judge(), with why.
+      if ((kind === 'daemon' && !proof) || this.announced.has(info.pid)) continue;
+      this.announced.add(info.pid);
+      const what = proof ? `God daemon ${info.pid} (${describeProof(proof)})` : `runtime ${info.pid}`;
+      this.logger.info('pm2-found', `pm2 ${what}`, { pid: info.pid, kind, ...proof });
     }
     return [...found.values()];
   }
@@ -109,20 +118,22 @@ export class Pm2Supervision {
     return this.claims.get(key);
   }
 
-  /** A manager of the tree: pm2-runtime as it is, a God daemon once proven gsup's (anew at each look). */
+  /**
+   * A manager of the tree: pm2-runtime as it is; a God daemon with its proof
+   * (anew at each look), or why there is none: it then gets signals alone.
+   */
   private async judge(info: ProcessInfo, claim: Claim | undefined): Promise<Pm2Manager | undefined> {
     if (!claim) return undefined;
-    if (claim.kind === 'daemon') {
-      const why = await this.proof.whyNot(info, claim.titleHome);
-      if (why !== undefined) {
-        const message =
-          `pid ${info.pid} calls itself a pm2 God daemon but is not proven gsup's: ${why}; ` +
-          'stopped like any process of the tree';
-        this.once(`${info.pid}:${info.startTime}:${why}`, 'pm2-not-proven', message, { pid: info.pid, reason: why });
-        return undefined;
-      }
-    }
-    return { info, kind: claim.kind, home: this.proof.home };
+    if (claim.kind === 'runtime') return { info, kind: 'runtime' };
+    const proof = await this.proof.prove(info, claim.titleHome, true);
+    if (typeof proof !== 'string') return { info, kind: 'daemon', proof };
+    const message =
+      `pid ${info.pid} calls itself a pm2 God daemon but is not proven gsup's: ${proof}; ` +
+      'it alone gets signals, never its group, and no pm2 kill';
+    const key = processKey(info);
+    if (!this.killed.has(key))
+      this.once(`${key}:${proof}`, 'pm2-not-proven', message, { pid: info.pid, reason: proof });
+    return { info, kind: 'daemon', why: proof };
   }
 
   /** Without the subreaper: the God daemon `$PM2_HOME/pm2.pid` names, when it is the tree's though no member. */
@@ -136,25 +147,28 @@ export class Pm2Supervision {
     await this.tree.lines.learn([info]);
     const claim = this.claim(info);
     if (claim?.kind !== 'daemon') return undefined;
-    const why = this.proof.outsideWhyNot(info) ?? (await this.proof.whyNot(info, claim.titleHome));
-    if (why !== undefined) {
+    const outside = this.proof.outsideWhyNot(info);
+    const proof = outside ?? (await this.proof.prove(info, claim.titleHome, false));
+    if (typeof proof === 'string') {
       const home = this.proof.home;
       // A pm2 CLI of the tree ran: its apps went to that daemon, and gsup may end at once. Said by default then.
       const [level, hint] = this.proof.sawCli() ? (['warn', NOT_OURS_HINT] as const) : (['info', ''] as const);
-      const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${why}; ${NOT_OURS}${hint}`;
-      this.once(`${pid}:${info.startTime}`, 'pm2-not-ours', message, { pid, home, reason: why }, level);
+      const message = `pm2 God daemon ${pid} (PM2_HOME ${home}) is not ours: ${proof}; ${NOT_OURS}${hint}`;
+      this.once(`${pid}:${info.startTime}`, 'pm2-not-ours', message, { pid, home, reason: proof }, level);
       return undefined;
     }
     this.tree.adopt(info);
-    return { info, kind: 'daemon', home: this.proof.home };
+    return { info, kind: 'daemon', proof };
   }
 
   /**
    * Adjusts a forward for pm2: the processes a manager runs are left to it;
-   * the manager alone gets the signal, except that a stop of a God daemon is
-   * `pm2 kill` (apps in parallel, each once, none restarted).
+   * the manager alone gets the signal, except that a stop of a God daemon
+   * goes through pm2 (`stop`). A God daemon whose parent lives in the tree
+   * (a nested gsup, the pm2 CLI still starting) is that parent's, as its
+   * group would be.
    */
-  route(targets: Target[], snapshot: Snapshot, managers: Pm2Manager[], signal: SignalName, stop: boolean): Pm2Route {
+  route(targets: Target[], snapshot: Snapshot, managers: Pm2Manager[], stop: boolean): Pm2Route {
     if (managers.length === 0) return { targets, pm2Kill: [], managed: new Set(), runs: new Map() };
     // Each manager with everything below it: those are pm2's to signal.
     const managed = new Set<number>();
@@ -172,18 +186,14 @@ export class Pm2Supervision {
       managed.add(manager.info.pid);
       runs.set(manager, below);
     }
-    const others = new Set(snapshot.alive.map((info) => info.pid).filter((pid) => !managed.has(pid)));
-    const routed = restrictTargets(targets, others);
+    const alive = new Set(snapshot.alive.map((info) => info.pid));
+    const routed = restrictTargets(targets, new Set([...alive].filter((pid) => !managed.has(pid))));
     const pm2Kill: Pm2Manager[] = [];
-    const cli = 'path' in this.cli;
     for (const manager of managers) {
-      if (stop && manager.kind === 'daemon' && cli) pm2Kill.push(manager);
-      else routed.push({ kind: 'process', process: manager.info });
-    }
-    if (stop && !cli && managers.some((manager) => manager.kind === 'daemon')) {
-      const why = 'why' in this.cli ? this.cli.why : '';
-      const message = `${why}: stopping the God daemon with ${signal} (pm2 then stops its apps one after another)`;
-      this.once('pm2-cli-missing', 'pm2-cli-missing', message, {}, 'warn');
+      const { info } = manager;
+      if (manager.kind === 'daemon' && alive.has(info.ppid)) runs.delete(manager);
+      else if (stop && manager.kind === 'daemon') pm2Kill.push(manager);
+      else routed.push({ kind: 'process', process: info });
     }
     return { targets: routed, pm2Kill, managed, runs };
   }
@@ -193,7 +203,8 @@ export class Pm2Supervision {
     if (!this.logger.enabled('info')) return;
     for (const [manager, apps] of route.runs) {
       if (how.sent && !how.sent(manager)) continue;
-      const pm2Kill = route.pm2Kill.includes(manager);
+      // As planned: a daemon no longer proven at the send is said again, by stop().
+      const pm2Kill = route.pm2Kill.includes(manager) && this.pm2Kills(manager);
       const kind = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
       const to = `pm2 ${kind} ${manager.info.pid}${pm2Kill ? ' (pm2 kill)' : ''}`;
       const named = apps.map((pid) => `${pid} (${this.tree.lines.describePid(pid)})`);
@@ -203,19 +214,39 @@ export class Pm2Supervision {
     }
   }
 
+  /** Is this manager stopped with `pm2 kill` (a God daemon proven at the look, and a CLI)? */
+  private pm2Kills(manager: Pm2Manager): boolean {
+    return manager.proof !== undefined && 'path' in this.cli;
+  }
+
   /**
    * The stop of a God daemon: `pm2 kill` (a helper of gsup's, part of the
-   * tree the stop waits for) once it is proven gsup's again, now; else (it
-   * ended, or the pid file names another) `signal` through its identity.
+   * tree the stop waits for, run as the daemon's user) once it is proven
+   * gsup's again, now; else (not proven, no CLI, it ended, or the pid file
+   * names another) `signal` to the daemon alone, through its identity: pm2
+   * then stops its apps, each once. Said at the default level.
    */
   async stop(manager: Pm2Manager, signal: SignalName, children: Children): Promise<void> {
+    const { info, proof } = manager;
+    const alone = (why: string) => {
+      this.platform.signalProcesses([info], signal);
+      const message =
+        `pm2 God daemon ${info.pid}: ${signal} to it alone, no pm2 kill (${why}); ` +
+        'pm2 stops its apps one after another';
+      this.once(`stop:${processKey(info)}`, 'pm2-stop', message, { pid: info.pid, signal, reason: why }, 'warn');
+    };
     try {
-      const why = await this.proof.whyNot(manager.info, manager.home);
-      if (why === undefined && 'path' in this.cli) {
-        const cli = this.cli.path;
-        const exited = (pid: number) => children.helperExited(pid);
-        children.spawnHelper(() => spawnPm2Kill(cli, manager.home, this.env, this.cwd, this.logger, exited));
-      } else this.platform.signalProcesses([manager.info], signal);
+      if (!proof) return alone(`not proven gsup's: ${manager.why ?? 'unknown'}`);
+      if (!('path' in this.cli)) return alone(this.cli.why);
+      const why = await this.proof.recheck(info, proof);
+      if (why !== undefined) return alone(`no longer proven gsup's: ${why}`);
+      const cli = this.cli.path;
+      const exited = (pid: number) => children.helperExited(pid);
+      const failed = (error: Error) => alone(`pm2 kill failed: ${error.message}`);
+      children.spawnHelper(() => spawnPm2Kill(cli, proof, this.env, exited, failed));
+      this.killed.add(processKey(info));
+      const fields = { pid: info.pid, signal, home: proof.home, from: proof.from, user: proof.user };
+      this.logger.notice('pm2-stop', `pm2 God daemon ${info.pid}: pm2 kill (${describeProof(proof)})`, fields);
     } catch (error) {
       this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -226,6 +257,12 @@ export class Pm2Supervision {
     this.warned.add(key);
     this.logger[level](event, message, fields);
   }
+}
+
+/** Where a proof's home came from, and the user `pm2 kill` runs as. */
+function describeProof({ home, from, user }: Pm2Proof): string {
+  const source = from === 'gsup' ? "gsup's" : "the daemon's own";
+  return `PM2_HOME ${home} from ${source} environment${user ? `, as uid ${user.uid} gid ${user.gid}` : ''}`;
 }
 
 /** Which managers were sent the signal (all by default), and the signal a rule rewrote into it. */

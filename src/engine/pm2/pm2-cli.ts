@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { Logger } from '../../log.js';
+import type { Pm2Proof } from '../machine/values.js';
 import { writableByOthers } from '../../platform/trusted-path.js';
 import { executable, onPath } from '../../platform/which.js';
 
@@ -57,21 +57,28 @@ export function findPm2Cli(command: string, env: NodeJS.ProcessEnv, cwd: string)
 }
 
 /**
- * `pm2 kill` for gsup's PM2_HOME: a child of gsup, so part of the tree the
- * stop waits for. Without the app's NODE_OPTIONS: the CLI is gsup's helper
- * (a preload or an inspector port of the app has no place in it).
+ * `pm2 kill` for a proven God daemon's PM2_HOME: a child of gsup, so part of
+ * the tree the stop waits for. As the daemon's own user when it is not
+ * gsup's (libuv drops the supplementary groups then), never more; in `/`
+ * (the home is absolute; a start directory that user may not enter).
+ * Without the app's NODE_OPTIONS: the CLI is gsup's helper (a preload or an
+ * inspector port of the app has no place in it).
  */
 export function spawnPm2Kill(
   cli: string,
-  home: string,
+  proof: Pm2Proof,
   env: NodeJS.ProcessEnv,
-  cwd: string,
-  logger: Logger,
   onExit: (pid: number) => void,
+  onError: (error: Error) => void,
 ): number | undefined {
   const { NODE_OPTIONS: _app, ...own } = env;
-  const child = spawn(process.execPath, [cli, 'kill'], { env: { ...own, PM2_HOME: home }, cwd, stdio: 'ignore' });
-  child.on('error', (error) => logger.warn('pm2-kill-failed', `pm2 kill failed: ${error.message}`));
+  const child = spawn(process.execPath, [cli, 'kill'], {
+    env: { ...own, PM2_HOME: proof.home },
+    cwd: '/',
+    stdio: 'ignore',
+    ...proof.user,
+  });
+  child.on('error', onError);
   child.on('exit', () => onExit(child.pid!));
   return child.pid;
 }

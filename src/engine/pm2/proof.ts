@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import { readSmallRegularFile } from '../../platform/small-file.js';
 import { isPm2Cli } from './claims.js';
-import type { Snapshot } from '../machine/values.js';
+import type { Pm2Proof, Snapshot } from '../machine/values.js';
+import { DaemonHomes } from './daemon-home.js';
 import { processKey } from '../machine/ledger.js';
 
 // A pid file larger than this is no pm2 pid file.
@@ -21,16 +22,20 @@ interface CliLife {
 
 /**
  * Whether a process that calls itself a pm2 God daemon is gsup's to stop
- * with `pm2 kill`. Its title proves nothing: the daemon must serve gsup's own
- * PM2_HOME (from gsup's environment, never from the title), be the very
- * process `$PM2_HOME/pm2.pid` names (the start time gsup saw, still), and run
- * as gsup's user. A God daemon outside the tree (no subreaper) must also have
- * started while a pm2 CLI of the tree lived.
+ * with `pm2 kill`. Its title proves nothing: the daemon must serve a
+ * PM2_HOME gsup knows — gsup's own (from its environment, never from the
+ * title), or the one in the daemon's own environment when it descends from
+ * a run and carries the run's mark (daemon-home.ts) — be the very process
+ * that home's `pm2.pid` names (the start time gsup saw, still), and run as a
+ * user gsup can run `pm2 kill` as (its own; any, as root). A God daemon
+ * outside the tree (no subreaper) must also have started while a pm2 CLI of
+ * the tree lived.
  */
 export class GodProof {
   /** gsup's PM2_HOME: $PM2_HOME, else $HOME/.pm2 (pm2's rule), as the command sees it from the start directory. */
   readonly home: string;
   private readonly clis = new Map<string, CliLife>();
+  private readonly homes: DaemonHomes;
 
   constructor(
     private readonly platform: Platform,
@@ -38,8 +43,11 @@ export class GodProof {
     private readonly cwd: string,
     /** As PID 1 or subreaper every daemon of the tree descends from gsup: no pid file is trusted then. */
     private readonly reaping: () => boolean,
+    /** This gsup's token (its runs' mark). */
+    token: string,
   ) {
     this.home = resolve(cwd, env.PM2_HOME || join(env.HOME || homedir(), '.pm2'));
+    this.homes = new DaemonHomes(platform, token);
   }
 
   /** Is there a pm2 pid file to look at? */
@@ -47,25 +55,74 @@ export class GodProof {
     return existsSync(join(this.home, 'pm2.pid'));
   }
 
-  /** The pid `$PM2_HOME/pm2.pid` names (read without blocking, only a small regular file). */
-  pidFromFile(): number | undefined {
-    const pid = Number(readSmallRegularFile(join(this.home, 'pm2.pid'), PID_FILE_MAX)?.trim() || NaN);
+  /** The pid `$PM2_HOME/pm2.pid` names (read without blocking, only a small regular file): gsup's home by default. */
+  pidFromFile(home = this.home): number | undefined {
+    const pid = Number(readSmallRegularFile(join(home, 'pm2.pid'), PID_FILE_MAX)?.trim() || NaN);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   }
 
   /**
-   * Why a God daemon whose title names `titleHome` is not proven gsup's;
-   * undefined when it is. The pid file is read first, the process after: if
-   * it is still the one seen then, the file named it while it lived.
+   * The proof that a God daemon whose title names `titleHome` is gsup's, or
+   * why there is none. `descends`: a member of the tree (not a daemon
+   * outside it that gsup's pid file names), whose own environment may name
+   * its home when it carries a run's mark. The pid file is read first, the
+   * process after: if it is still the one seen then, the file named it
+   * while it lived.
    */
-  async whyNot(info: ProcessInfo, titleHome: string): Promise<string | undefined> {
-    if (resolve(this.cwd, titleHome) !== this.home) return `its title names another PM2_HOME than ${this.home}`;
-    if (this.pidFromFile() !== info.pid) return `${join(this.home, 'pm2.pid')} does not name it`;
-    if (!this.platform.ownerMatches) return 'its user cannot be told here';
-    if (!this.platform.ownerMatches(info.pid)) return 'it runs as another user than gsup';
+  async prove(info: ProcessInfo, titleHome: string, descends: boolean): Promise<Pm2Proof | string> {
+    const title = resolve(this.cwd, titleHome);
+    let home = this.home;
+    let from: Pm2Proof['from'] = 'gsup';
+    if (title !== this.home) {
+      const other = `its title names another PM2_HOME than ${this.home}`;
+      if (!descends) return other;
+      const own = await this.homes.of(info);
+      if ('why' in own) return `${other}, and ${own.why}`;
+      if (own.home !== title) return `its title names another PM2_HOME than its environment does (${own.home})`;
+      ({ home } = own);
+      from = 'daemon';
+    }
+    if (this.pidFromFile(home) !== info.pid) return `${join(home, 'pm2.pid')} does not name it`;
+    const user = await this.userOf(info);
+    if (typeof user === 'string') return user;
     const now = await this.platform.processInfo(info.pid);
     if (!isAlive(now) || now.startTime !== info.startTime) return 'it is no longer the process seen';
-    return undefined;
+    return { home, from, user };
+  }
+
+  /** Why a daemon proven at a look no longer is, just before `pm2 kill`; undefined when it still is. */
+  async recheck(info: ProcessInfo, proof: Pm2Proof): Promise<string | undefined> {
+    if (this.pidFromFile(proof.home) !== info.pid) return `${join(proof.home, 'pm2.pid')} no longer names it`;
+    const user = await this.userOf(info);
+    if (typeof user === 'string') return user;
+    if (user?.uid !== proof.user?.uid || user?.gid !== proof.user?.gid) return 'it changed its user';
+    const now = await this.platform.processInfo(info.pid);
+    return isAlive(now) && now.startTime === info.startTime ? undefined : 'it is no longer the process seen';
+  }
+
+  /** Forgets what was read of processes no longer alive. */
+  keepOnly(alive: readonly ProcessInfo[]): void {
+    this.homes.keepOnly(alive);
+  }
+
+  /**
+   * The user `pm2 kill` runs as: the daemon's own, never more (undefined:
+   * gsup's, the same); or why it cannot. Only root can run it as another.
+   */
+  private async userOf(info: ProcessInfo): Promise<Pm2Proof['user'] | string> {
+    const uid = process.geteuid?.();
+    const gid = process.getegid?.();
+    if (uid === undefined || gid === undefined) return undefined; // no users (Windows)
+    if (!this.platform.processUser) {
+      if (!this.platform.ownerMatches) return 'its user cannot be told here';
+      return this.platform.ownerMatches(info.pid) ? undefined : 'it runs as another user than gsup';
+    }
+    const user = await this.platform.processUser(info.pid);
+    if (!user) return 'its user cannot be read (or its real and effective ids differ)';
+    if (user.uid === uid && user.gid === gid) return undefined;
+    if (uid !== 0)
+      return `it runs as uid ${user.uid} gid ${user.gid}: gsup (uid ${uid}) can run pm2 kill only as itself`;
+    return user;
   }
 
   /** Why a God daemon named by the pid file, and no member of the tree, is not the tree's; undefined when it is. */

@@ -79,14 +79,15 @@ class Supervisor implements Shell {
     private readonly args: string[],
     readonly options: SuperviseOptions,
   ) {
-    const config = (this.config = resolveConfig(options));
+    const config = (this.config = resolveConfig(options, (options.listen?.sockets.names.length ?? 0) > 0));
     this.cwd = startDirectory(options.cwd);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
     this.intake = new SignalIntake(config.rewrite, config.target, this.logger, config.reloadSignal);
     // A run is retired with SIGTERM as a rule rewrites it (-r TERM:INT), as the orchestrator's SIGTERM would be.
     const retireSignal = this.intake.stopRequested('SIGTERM');
-    this.machine = { ...config, probes: config.health !== undefined, retireSignal };
+    const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
+    this.machine = { ...config, probes: config.health !== undefined, retireSignal, ...(listen && { listen }) };
     const urgent = (event: EngineEvent) =>
       event.kind === 'stop' ||
       event.kind === 'command-exit' ||
@@ -197,6 +198,8 @@ class Supervisor implements Shell {
   }
 
   startRun(id: number): void {
+    // The last run's tree is gone (restarts wait for it): its channels (a report channel, a notify socket) go.
+    this.retire(this.run.id);
     const run = this.spawn(id, this.terminal, true);
     this.run = run;
     if (run.pid !== undefined) this.health?.started();
@@ -246,6 +249,14 @@ class Supervisor implements Shell {
     if (this.beside?.id !== id) return;
     this.beside = undefined;
     this.parts.tree.liveRuns([this.run.id]);
+    this.retire(id);
+  }
+
+  /** Run `id` is over: what was its own alone (per run: two may live at once) is let go. */
+  private retire(id: number): void {
+    this.parts.ready?.retire(id);
+    this.parts.listen?.handover.retire(id);
+    this.parts.listen?.samples.ended(id);
   }
 
   end(exitCode: number, exit: CommandExit): void {
@@ -253,6 +264,8 @@ class Supervisor implements Shell {
     this.timers.abort();
     this.unwatchChildren();
     this.parts.ready?.close();
+    this.parts.listen?.handover.close();
+    this.parts.listen?.samples.close();
     this.result = supervisorResult(this.command, exitCode, exit, this.parts.stops.killed);
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.loop.busy) this.resolveDone(this.result);

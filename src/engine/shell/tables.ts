@@ -119,6 +119,13 @@ export function effectTable(shell: Shell): Table<Effect, void> {
       shell.apply({ kind: 'swept', notYet });
     },
     end: (effect) => shell.end(effect.exitCode, effect.exit),
+    'check-sockets': (effect) => {
+      const sockets = parts.listen?.sockets;
+      const lost = sockets?.check(`before run ${effect.run}`, logger) ?? [];
+      sockets?.fresh(); // a restart: the last run's tree is gone
+      shell.apply({ kind: 'sockets-checked', run: effect.run, lost });
+    },
+    'shut-sockets': (effect) => parts.listen?.sockets.shut(effect.names),
   };
 }
 
@@ -144,6 +151,11 @@ export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void
       if (input) shell.apply(input);
     },
     'app-said': (event) => shell.apply(event),
+    held: (event) => {
+      const { input } = event;
+      if (input.kind === 'socket-taken') shell.parts.listen?.samples.taken(input.run, input.name);
+      shell.apply(input);
+    },
     fault: (event) => shell.apply({ kind: 'fault', message: messageOf(event.error) }),
   };
 }
@@ -174,6 +186,9 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   if (!run) return;
   run.exit = exit;
   if (run.pid !== undefined) parts.children.nodeChildren.delete(run.pid);
+  // Held sockets: still listening after this run (any holder can shutdown() one)? One that is not is bound again.
+  parts.listen?.samples.ended(runId);
+  parts.listen?.sockets.check(`after run ${runId}`, logger);
   // gsup_last_exit_code speaks of the current run only (a reload's other run has its own line).
   if (current && options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
   // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
@@ -215,7 +230,7 @@ async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
     signal === undefined
       ? undefined
       : {
-          ...parts.forwarder.plan(snapshot, signal, true, facts),
+          ...parts.forwarder.plan(snapshot, true, facts),
           commandPid: run.pid,
           relayers: parts.relayers.keys(snapshot.alive),
         };
@@ -223,7 +238,7 @@ async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
   const retire = retireRoundSignal(shell.state);
   const part = retire && snapshot.runs && partOf(snapshot, retire.run);
   const retireRoute = part && {
-    ...parts.forwarder.plan(part, retire.signal, true, facts),
+    ...parts.forwarder.plan(part, true, facts),
     commandPid: runOf(shell, retire.run).pid,
     relayers: parts.relayers.keys(part.alive),
   };

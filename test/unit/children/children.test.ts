@@ -99,4 +99,20 @@ describe('Children', () => {
       { pid: GSUP, signal: 'SIGCHLD' },
     ]);
   });
+
+  it('a helper (pm2 kill) is told by its pid and a start within its life, also after its exit: not the tree’s', () => {
+    const { platform, children } = childrenOf();
+    platform.now = 5000;
+    children.spawnHelper(() => 40);
+    const helper = { pid: 40, ppid: GSUP, pgid: 40, sid: 40, state: 'S', startTime: 5000, name: 'node' };
+    expect(children.helpers.has(40)).toBe(true);
+    expect(children.wasHelper(helper)).toBe(true);
+    platform.now = 5100;
+    children.helperExited(40);
+    expect(children.helpers.has(40)).toBe(false);
+    expect(children.wasHelper(helper)).toBe(true); // a look taken before its exit, read after
+    expect(children.wasHelper({ ...helper, startTime: 5200 })).toBe(false); // its pid, reused later
+    expect(children.wasHelper({ ...helper, startTime: 4000 })).toBe(false);
+    expect(children.wasHelper({ ...helper, pid: 41 })).toBe(false);
+  });
 });

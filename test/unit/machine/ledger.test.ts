@@ -24,7 +24,11 @@ function proc(pid: number, pgid = pid, ppid = 1, startTime = pid): ProcessInfo {
 }
 const one = (info: ProcessInfo): Target => ({ kind: 'process', process: info });
 const group = (...members: ProcessInfo[]): Target => ({ kind: 'group', pgid: members[0].pgid, members });
-const daemon = (info: ProcessInfo): Pm2Manager => ({ info, kind: 'daemon', home: '/pm2' });
+const daemon = (info: ProcessInfo): Pm2Manager => ({
+  info,
+  kind: 'daemon',
+  proof: { home: '/pm2', from: 'gsup', user: undefined },
+});
 
 function route(targets: Target[], pm2: { kill?: Pm2Manager[]; managed?: number[]; commandPid?: number } = {}) {
   const result: RoundRoute<Pm2Manager> = {

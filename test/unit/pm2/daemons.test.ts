@@ -31,7 +31,16 @@ function pm2Setup() {
   const tree = new ProcessTree(platform, GSUP);
   const lines: string[] = [];
   const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line) });
-  const supervision = new Pm2Supervision(platform, tree, logger, { PM2_HOME: home, PATH: '' }, () => true, 'pm2', ROOT);
+  const supervision = new Pm2Supervision(
+    platform,
+    tree,
+    logger,
+    { PM2_HOME: home, PATH: '' },
+    () => true,
+    'pm2',
+    ROOT,
+    'tok',
+  );
   return { platform, tree, supervision, lines, home };
 }
 
@@ -39,14 +48,16 @@ describe('pm2 routing', () => {
   it('finds the God daemon its pid file names, with gsup’s PM2_HOME', async () => {
     const { tree, supervision, home } = pm2Setup();
     const managers = await supervision.find(await tree.look());
-    expect(managers.map((manager) => [manager.info.pid, manager.kind, manager.home])).toEqual([[300, 'daemon', home]]);
+    expect(managers.map((manager) => [manager.info.pid, manager.kind, manager.proof?.home])).toEqual([
+      [300, 'daemon', home],
+    ]);
   });
 
   it('other signals: the God daemon alone, never its group (its apps would get them twice)', async () => {
     const { tree, supervision } = pm2Setup();
     const snapshot = await tree.look();
     const targets = roots(snapshot, 'group', 1);
-    const route = supervision.route(targets, snapshot, await supervision.find(snapshot), 'SIGUSR2', false);
+    const route = supervision.route(targets, snapshot, await supervision.find(snapshot), false);
     expect(
       route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)).sort(),
     ).toEqual(['g400', 'p300']);
@@ -56,13 +67,7 @@ describe('pm2 routing', () => {
   it('a stop: pm2 kill for the daemon (the pm2 CLI of node_modules/.bin), the group signal for the rest', async () => {
     const { tree, supervision } = pm2Setup();
     const snapshot = await tree.look();
-    const route = supervision.route(
-      roots(snapshot, 'group', 1),
-      snapshot,
-      await supervision.find(snapshot),
-      'SIGTERM',
-      true,
-    );
+    const route = supervision.route(roots(snapshot, 'group', 1), snapshot, await supervision.find(snapshot), true);
     expect(
       route.targets.map((target) => (target.kind === 'group' ? `g${target.pgid}` : `p${target.process.pid}`)),
     ).toEqual(['g400']);
@@ -98,6 +103,7 @@ describe('pm2 provenance: a God daemon named by the pid file is adopted only whe
       () => reaping,
       'node',
       ROOT,
+      'tok',
     );
     return { platform, tree, supervision, lines, daemon };
   }
