@@ -80,7 +80,7 @@ function checkUrl(text: string, what: string): void {
     throw new UsageError(`invalid URL ${quoted(text)} for ${what}: only http:// and https:// are probed`);
 }
 
-export type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
+type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
 
 /** The health checks asked for (Docker's names and defaults), or undefined when no probe is given. */
 function healthConfig(pick: Pick): HealthConfig | undefined {

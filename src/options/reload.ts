@@ -1,9 +1,11 @@
 import type { ListenAddress } from '../engine/listen/address.js';
 import { reloadSignalProblem } from '../engine/config/config.js';
 import type { SignalName } from '../platform/types.js';
-import type { Pick } from './cli-options.js';
 import { quoted, UsageError } from './errors.js';
 import { parseSignal } from './signals.js';
+
+/** The flag if given, else the variable (named in errors as such): cli-options.ts's `pick`. */
+type Pick = (key: string, flag: string, variable: string) => [string, string] | undefined;
 
 /** What --reload-signal is checked against: the rules of -r, -p's signal, and what can say a new run is ready. */
 interface Taken {
