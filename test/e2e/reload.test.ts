@@ -1,0 +1,213 @@
+import { get } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { fixture, gsup, type Run } from '../helpers/gsup.js';
+import { keepAliveLoad, load, request } from '../helpers/listen.js';
+import { freePort } from '../helpers/net.js';
+
+// Reloads (--reload-signal) with real processes: the next run starts beside the serving one on the socket gsup
+// holds, and the old run is retired once the next listens (or says ready). The fixture reads its run from gsup's
+// mark and prints what it got, and when (a monotonic clock every process shares).
+
+const APP = fixture('reload-app.js');
+
+type What = 'signal: SIGTERM' | 'signal: SIGINT' | 'listening' | 'said ready' | 'ready';
+/** The lines run R's fixture printed that begin with `what`. */
+const linesOf = (run: Run, what: What, of: number) =>
+  run.stdout.filter((line) => line.startsWith(what) && new RegExp(` run=${of}( |$)`).test(line));
+const timeOf = (line: string | undefined) => BigInt(/ t=(\d+)/.exec(line ?? '')?.[1] ?? '0');
+const pidOf = (run: Run, of: number) => Number(/pid: (\d+)/.exec(linesOf(run, 'ready', of)[0] ?? '')?.[1]);
+
+/** A GET of `path` on the status port: status and body. */
+function status(port: number, path: string): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path, agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ code: response.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+/** /readyz polled every 10 ms until `stop` says so: every answer's status code, counted. */
+async function pollReady(port: number, stop: () => boolean): Promise<Map<number, number>> {
+  const codes = new Map<number, number>();
+  while (!stop()) {
+    const { code } = await status(port, '/readyz');
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return codes;
+}
+
+/** gsup's stderr line that matches, once there (20 s at most). */
+const said = (run: Run, pattern: RegExp) => run.waitForLine(pattern, { stream: 'stderr', timeoutMs: 20_000 });
+
+describe('--reload-signal: a new run beside the serving one, on the socket gsup holds', () => {
+  it('three reloads under load (one-connection and keep-alive clients): 0 refused, 0 reset, 0 lost; each old run SIGTERMed once, after its successor listened', async () => {
+    const [port, statusPort] = [await freePort(), await freePort()];
+    const args = ['-v', '--listen', `127.0.0.1:${port}`, '--reload-signal', 'HUP', '--status-port', `${statusPort}`];
+    const run = gsup([...args, '--', 'node', APP, '--port', `${port}`, '--delay', '20']);
+    await run.ready('reload-app');
+    await said(run, /run 1: pid \d+ took the held socket/);
+    let over = false;
+    const loads = Promise.all([
+      load(port, 10, 60_000, () => over),
+      keepAliveLoad(port, 10, 60_000, () => over),
+      pollReady(statusPort, () => over),
+    ]);
+    for (const old of [1, 2, 3]) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      run.signal('SIGHUP');
+      await said(run, new RegExp(`run ${old} retired in`));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    over = true;
+    const [single, kept, readyz] = await loads;
+    console.log(`3 reloads under load: one-connection ${JSON.stringify(single)}, keep-alive ${JSON.stringify(kept)}`);
+    expect(single).toMatchObject({ refused: 0, reset: 0, timeout: 0 });
+    expect(kept).toMatchObject({ refused: 0, reset: 0, timeout: 0, retried: 0 });
+    expect(single.ok).toBeGreaterThan(50);
+    expect(kept.ok).toBeGreaterThan(50);
+    // /readyz answered for the serving run: 200 throughout.
+    expect([...readyz.keys()]).toEqual([200]);
+    for (const old of [1, 2, 3]) {
+      const term = linesOf(run, 'signal: SIGTERM', old);
+      expect(term).toHaveLength(1);
+      // Its successor called listen() (which the preload took over and reported) before it got SIGTERM.
+      expect(timeOf(term[0])).toBeGreaterThan(timeOf(linesOf(run, 'listening', old + 1)[0]));
+    }
+    expect(linesOf(run, 'signal: SIGTERM', 4)).toEqual([]);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 4)}\n` });
+    const metrics = (await status(statusPort, '/metrics')).body;
+    expect(metrics).toContain('gsup_reloads_total{result="ok"} 3');
+    expect(metrics).toContain('gsup_restarts_total 0');
+    run.signal('SIGTERM');
+    expect(await run.finished()).toEqual({ code: 0, signal: null });
+    expect(linesOf(run, 'signal: SIGTERM', 4)).toHaveLength(1);
+  });
+
+  it('a stop signal while the old run drains: the first reaches the new run alone, the second both, once each', async () => {
+    const port = await freePort();
+    const args = ['-v', '--listen', `127.0.0.1:${port}`, '--reload-signal', 'USR2', '--'];
+    // Both runs drain for 3 s after their SIGTERM.
+    const run = gsup([...args, 'node', APP, '--port', `${port}`, '--linger-run', '1:3000', '--linger-run', '2:3000']);
+    await run.ready('reload-app');
+    await said(run, /run 1: pid \d+ took the held socket/);
+    run.signal('SIGUSR2');
+    await run.waitForLine(/^signal: SIGTERM .* run=1 /);
+    run.signal('SIGTERM');
+    await run.waitForLine(/^signal: SIGTERM .* run=2 /);
+    await said(run, /SIGTERM → /); // the round that sent it is said: a look later nothing more goes
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(linesOf(run, 'signal: SIGTERM', 1)).toHaveLength(1);
+    expect(linesOf(run, 'signal: SIGTERM', 2)).toHaveLength(1);
+    run.signal('SIGINT');
+    await run.waitForLine(/^signal: SIGINT .* run=1 /);
+    await run.waitForLine(/^signal: SIGINT .* run=2 /);
+    const exit = await run.finished();
+    expect(linesOf(run, 'signal: SIGTERM', 1)).toHaveLength(1);
+    expect(linesOf(run, 'signal: SIGINT', 1)).toHaveLength(1);
+    expect(linesOf(run, 'signal: SIGINT', 2)).toHaveLength(1);
+    // gsup's status is the current run's (run 2 exits 0 on its signals).
+    expect(exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('a new run that crashes, or never listens: the old run keeps serving, 0 refused; the reload counted failed', async () => {
+    const [port, statusPort] = [await freePort(), await freePort()];
+    const args = ['-v', '--listen', `127.0.0.1:${port}`, '--reload-signal', 'HUP', '--ready-timeout', '1s'];
+    const app = ['node', APP, '--port', `${port}`, '--crash-run', '2', '--never-run', '3'];
+    const run = gsup([...args, '--status-port', `${statusPort}`, '--', ...app]);
+    await run.ready('reload-app');
+    await said(run, /run 1: pid \d+ took the held socket/);
+    let over = false;
+    const loading = load(port, 10, 60_000, () => over);
+    run.signal('SIGHUP');
+    await said(run, /run 2 exited \(code 3\) before it was ready: the reload failed, run 1 keeps serving/);
+    run.signal('SIGHUP');
+    await said(run, /run 3 did not listen on a held socket within 1\.00s: the reload failed, run 1 keeps serving/);
+    await said(run, /run 3 \(the failed reload\) stopped in/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    over = true;
+    const counts = await loading;
+    expect(counts).toMatchObject({ refused: 0, reset: 0, timeout: 0 });
+    expect(counts.ok).toBeGreaterThan(20);
+    // Run 1 served all along, untouched; run 3 got SIGTERM once.
+    expect(linesOf(run, 'signal: SIGTERM', 1)).toEqual([]);
+    expect(linesOf(run, 'signal: SIGTERM', 3)).toHaveLength(1);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)}\n` });
+    expect(await status(statusPort, '/readyz')).toEqual({ code: 200, body: 'ready\n' });
+    const metrics = (await status(statusPort, '/metrics')).body;
+    expect(metrics).toContain('gsup_reloads_total{result="failed"} 2');
+    expect(metrics).toContain('gsup_restarts_total 0');
+    run.signal('SIGTERM');
+    expect(await run.finished()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('--reload-signal with --wait-ready alone: a queue worker with no port', () => {
+  it("reloads on the new run's word (process.send('ready')): the old one gets SIGTERM after it; its status is its own", async () => {
+    const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
+    // Run 1 leaves with code 7 when retired: logged as its own, never gsup's.
+    const run = gsup([...args, 'node', APP, '--worker', '--delay', '300', '--exit-run', '1:7']);
+    await run.waitForLine(/^said ready .* run=1$/);
+    run.signal('SIGHUP');
+    await said(run, /run 2 is ready \(process\.send\('ready'\)\) \d+ms after its start: retiring run 1 with SIGTERM/);
+    await said(run, /run 1 retired in \S+ \(its command exited with code 7\)/);
+    const term = await run.waitForLine(/^signal: SIGTERM \(pid: \d+\) run=1 t=(\d+)$/);
+    expect(linesOf(run, 'said ready', 2)).toHaveLength(1);
+    expect(run.stdout.indexOf(linesOf(run, 'said ready', 2)[0])).toBeLessThan(run.stdout.indexOf(term[0]));
+    expect(linesOf(run, 'signal: SIGTERM', 2)).toEqual([]);
+    run.signal('SIGTERM');
+    expect(await run.finished()).toEqual({ code: 0, signal: null });
+  });
+
+  it("behind sh -c, on READY=1 at the new run's own NOTIFY_SOCKET; a reload signal during a reload is taken when it ends", async () => {
+    const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
+    const run = gsup([...args, 'sh', '-c', `node ${APP} --worker --how notify --delay 300; true`]);
+    await run.waitForLine(/^said ready .* run=1$/);
+    run.signal('SIGHUP');
+    await said(run, /reloading: run 2 starts beside run 1/);
+    run.signal('SIGHUP');
+    await said(run, /SIGHUP received during a reload: taken when it ends/);
+    await said(run, /run 2 is ready \(READY=1 on NOTIFY_SOCKET\)/);
+    await said(run, /run 1 retired in/);
+    await said(run, /run 3 is ready \(READY=1 on NOTIFY_SOCKET\)/);
+    await said(run, /run 2 retired in/);
+    // Each run's word came on its own socket: run 3's said nothing for run 2.
+    const sockets = run.stdout.filter((line) => line.startsWith('ready ('));
+    expect(sockets).toHaveLength(3);
+    expect(linesOf(run, 'signal: SIGTERM', 1)).toHaveLength(1);
+    expect(linesOf(run, 'signal: SIGTERM', 2)).toHaveLength(1);
+    run.signal('SIGTERM');
+    expect(await run.finished()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('--reload-signal: what it may be', () => {
+  const refused: Array<[string[], RegExp]> = [
+    [['--reload-signal', 'HUP'], /--reload-signal "HUP" needs --listen or --wait-ready/],
+    [
+      ['--wait-ready', '--reload-signal', 'TERM'],
+      /invalid signal "TERM" for --reload-signal: SIGTERM is a stop signal/,
+    ],
+    [['--wait-ready', '--reload-signal', 'INT'], /SIGINT is a stop signal/],
+    [['--wait-ready', '--reload-signal', 'TSTP'], /SIGTSTP is job control/],
+    [['--wait-ready', '--reload-signal', 'KILL'], /gsup cannot take SIGKILL as a request/],
+    [['--wait-ready', '--reload-signal', 'CHLD'], /gsup cannot take SIGCHLD as a request/],
+    [['--wait-ready', '-p', 'USR1', '--reload-signal', 'USR1'], /SIGUSR1 is the --pdeathsig signal/],
+    [['--wait-ready', '-r', 'HUP:USR1', '--reload-signal', 'HUP'], /a --rewrite rule rewrites SIGHUP/],
+    [['--wait-ready', '--reload-signal', 'NOPE'], /invalid signal "NOPE"/],
+  ];
+  it.each(refused)('%j: exit 125, one line', async (args, message) => {
+    const run = gsup([...args, '--', 'node', APP, '--worker']);
+    expect(await run.finished()).toEqual({ code: 125, signal: null });
+    expect(run.stderr.filter((line) => line !== '')).toEqual([expect.stringMatching(message)]);
+    expect(run.stdout).toEqual([]);
+  });
+
+  it('GSUP_RELOAD_SIGNAL is read as the flag is', async () => {
+    const run = gsup(['--', 'node', APP, '--worker'], { env: { GSUP_RELOAD_SIGNAL: 'TERM', GSUP_WAIT_READY: '1' } });
+    expect(await run.finished()).toEqual({ code: 125, signal: null });
+    expect(run.stderr[0]).toMatch(/invalid signal "TERM" for GSUP_RELOAD_SIGNAL: SIGTERM is a stop signal/);
+  });
+});
