@@ -73,6 +73,7 @@ export class StopRounds {
       reloaded: `run ${run} retired`,
       failed: `run ${run} (the failed reload) stopped`,
       exited: `what run ${run} left stopped`,
+      cut: `run ${run} stopped`,
     }[cause];
     this.logger.notice('reload-retired', `${what} in ${formatDuration(durationMs)} (${status}): ${counts}`, {
       ...fields,

@@ -1,7 +1,8 @@
 import { describeExit, formatDuration } from './format.js';
 import { log } from './outcomes.js';
 import { beginRetire } from './retire.js';
-import type { Next, Run } from './run.js';
+import { EMPTY_LEDGER } from './ledger.js';
+import type { Next, Retiring, Run } from './run.js';
 import type { Facts, In, Input, Out, State, Tally } from './state.js';
 import type { CommandExit } from './values.js';
 
@@ -22,13 +23,15 @@ function pending(tally: Tally, reason: string | undefined): Tally {
 }
 
 /**
- * The reload signal. Before the first spawn: dropped. During a reload: taken when it ends (signals that come
- * meanwhile are one). Otherwise taken now (settleReload).
+ * The reload signal. Before the first spawn, during a stop, or with only what the command left supervised:
+ * dropped, one line. During a reload: taken when it ends (signals that come meanwhile are one). Otherwise taken
+ * now (settleReload).
  */
 export function reloadSignal(state: State, reason: string, facts: Facts, out: Out): State {
-  if (state.phase === 'starting') {
-    log(out, 'notice', 'reload-dropped', `${reason} before the command started: no reload`);
-    return state;
+  const dropped = droppedBecause(state);
+  if (dropped) {
+    log(out, 'notice', 'reload-dropped', `${reason}: dropped (${dropped})`);
+    return state.tally.reloads.pending === undefined ? state : { ...state, tally: pending(state.tally, undefined) };
   }
   const tally = pending(state.tally, reason);
   if (state.tally.beside) {
@@ -36,6 +39,28 @@ export function reloadSignal(state: State, reason: string, facts: Facts, out: Ou
     return { ...state, tally };
   }
   return settleReload({ ...state, tally }, facts, out);
+}
+
+/**
+ * Why a reload signal is dropped now, if it is: before the first spawn, during a stop (not one before a restart:
+ * the restart takes it), at the end, or with the command gone and only what it left supervised.
+ */
+function droppedBecause(state: State): string | undefined {
+  switch (state.phase) {
+    case 'starting':
+      return 'the command has not started yet';
+    case 'stop-delay':
+    case 'stopping':
+    case 'killing':
+      return state.stop.then === 'restart' ? undefined : 'a stop is under way';
+    case 'ending':
+    case 'done':
+      return 'a stop is under way';
+    case 'daemons':
+      return 'the command has exited; what it left is not reloaded';
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -47,30 +72,16 @@ export function settleReload(state: State, facts: Facts, out: Out): State {
   const reason = state.tally.reloads.pending;
   if (reason === undefined || state.tally.beside) return state;
   const taken = { ...state, tally: pending(state.tally, undefined) } as State;
-  switch (state.phase) {
-    case 'running':
-      return startNext(taken as In<'running'>, reason, facts, out);
-    case 'restarting':
-      log(out, 'notice', 'reload-now', `${reason}: the restart's back-off cut short, the next run starts now`);
-      // The restart's own way to its spawn (a held socket's check first): its timer, now.
-      out.push({ kind: 'set-timer', name: 'restart-delay', ms: 0 });
-      return taken;
-    case 'starting':
-    case 'exited':
-      return state;
-    case 'done':
-      return taken;
-    case 'stop-delay':
-    case 'stopping':
-    case 'killing':
-      if (state.stop.then === 'restart') return state;
-      break;
-    default:
-      break;
+  if (state.phase === 'running') return startNext(taken as In<'running'>, reason, facts, out);
+  if (state.phase === 'restarting') {
+    log(out, 'notice', 'reload-now', `${reason}: the restart's back-off cut short, the next run starts now`);
+    // The restart's own way to its spawn (a held socket's check first): its timer, now.
+    out.push({ kind: 'set-timer', name: 'restart-delay', ms: 0 });
+    return taken;
   }
-  const why =
-    state.phase === 'daemons' ? 'the command has exited; what it left is not reloaded' : 'a stop is under way';
-  log(out, 'notice', 'reload-dropped', `${reason}: dropped (${why})`);
+  const dropped = droppedBecause(state);
+  if (!dropped) return state; // the command just exited, or a stop before a restart: decided later
+  if (state.phase !== 'done') log(out, 'notice', 'reload-dropped', `${reason}: dropped (${dropped})`);
   return taken;
 }
 
@@ -214,14 +225,21 @@ export function besideExit(state: State, input: Extract<Input, { kind: 'command-
 
 /**
  * A stop of the whole tree begins while the next run starts (the old one not signalled): one stop of the whole
- * tree, each root once; the next run's ready timeout goes, and its exit is none of gsup's status.
+ * tree, each root once; the next run's ready timeout goes, its exit is none of gsup's status, and it is kept
+ * beside (`cut`) until it is gone.
  */
-export function foldNext(tally: Tally, out: Out): Tally {
+export function foldNext(tally: Tally, facts: Facts, out: Out): Tally {
   const next = nextOf(tally);
   if (!next) return tally;
   out.push({ kind: 'clear-timer', name: 'next-ready-timeout' });
-  log(out, 'notice', 'reload-cut', `the reload is cut short: run ${next.run.id} is stopped with the rest of the tree`, {
-    run: next.run.id,
+  const { id } = next.run;
+  log(out, 'notice', 'reload-cut', `the reload is cut short: run ${id} is stopped with the rest of the tree`, {
+    run: id,
   });
-  return { ...tally, beside: undefined };
+  // Still beside, to know when it is gone (its channels go then); the stop's rounds reach it, none of its own.
+  const cut: Retiring = {
+    ...{ role: 'retiring', run: next.run, cause: 'cut', signal: facts.config.retireSignal, ledger: EMPTY_LEDGER },
+    ...{ since: facts.now, killedAt: undefined, exit: undefined, gone: false },
+  };
+  return { ...tally, beside: cut };
 }

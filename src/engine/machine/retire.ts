@@ -41,7 +41,7 @@ function withRetiring(state: State, retiring: Retiring | undefined): State {
  */
 export function retireRoundSignal(state: State): { run: number; signal: SignalName } | undefined {
   const retiring = retiringOf(state.tally);
-  if (!retiring || retiring.killedAt !== undefined || retiring.gone) return undefined;
+  if (!retiring || retiring.killedAt !== undefined || retiring.gone || retiring.cause === 'cut') return undefined;
   if (state.phase === 'stopping' || state.phase === 'killing') return undefined;
   return { run: retiring.run.id, signal: retiring.signal };
 }
@@ -91,8 +91,9 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
     retiring = { ...retiring, gone: true };
     return retiring.exit ? endRetire(state, retiring, out) : withRetiring(state, retiring);
   }
-  // A stop of the whole tree is killing: its rounds reach this part too.
+  // A stop of the whole tree is killing: its rounds reach this part too. A run it cut short has no rounds of its own.
   if (state.phase === 'killing') return withRetiring(state, { ...retiring, killedAt: retiring.killedAt ?? facts.now });
+  if (retiring.cause === 'cut') return state;
   if (retiring.killedAt !== undefined) {
     if (facts.now - retiring.killedAt > MAX_KILL_MS) {
       out.push({ kind: 'give-up-killing', run: retiring.run.id, alive: part.alive });

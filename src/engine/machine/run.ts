@@ -50,8 +50,11 @@ export interface Next {
   readonly run: Run;
 }
 
-/** Why a run is retired: its successor is ready; it failed to get ready; or it exited first (its leftovers). */
-export type RetireCause = 'reloaded' | 'failed' | 'exited';
+/**
+ * Why a run is retired: its successor is ready; it failed to get ready; it exited first (its leftovers); or a stop
+ * of the whole tree cut its start short (`cut`: the stop's rounds and kill timeout reach it, it has none of its own).
+ */
+export type RetireCause = 'reloaded' | 'failed' | 'exited' | 'cut';
 
 export interface Retiring {
   readonly role: 'retiring';

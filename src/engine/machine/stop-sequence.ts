@@ -60,7 +60,7 @@ function killSignal(state: State, reason: string, facts: Facts, out: Out): State
       // A look first: the summary names what the SIGKILL rounds of each look then kill.
       out.push({ kind: 'look', delayMs: 0 });
       const stop = newStop('SIGKILL', 'exit', 'signal');
-      const tally = foldNext(state.tally, out);
+      const tally = foldNext(state.tally, facts, out);
       return { phase: 'killing', tally, run: state.run, exit, stop, killStartedAt: facts.now };
     }
     case 'stop-delay':
@@ -114,7 +114,7 @@ export function beginStop(
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
   // A reload's next run not ready yet is stopped with the rest: one stop of the whole tree.
-  const tally = foldNext(watchBehind(state.tally, signal), out);
+  const tally = foldNext(watchBehind(state.tally, signal), facts, out);
   if (delayMs <= 0) return sendStop({ phase: 'stopping', tally, run: state.run, exit, stop }, facts, out);
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });

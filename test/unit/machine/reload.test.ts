@@ -236,9 +236,14 @@ describe('stop signals during a reload', () => {
     expect(timers(effects)).toContain('clear-timer next-ready-timeout');
     expect(logged(effects)).toContain('notice the reload is cut short: run 2 is stopped with the rest of the tree');
     expect(sent(effects)).toEqual(['SIGTERM 500', 'SIGTERM 501', 'SIGTERM 600', 'SIGTERM 601']);
+    // Run 2 is kept beside until it is gone (no rounds of its own, no summary, no count).
+    expect(state.tally.beside).toMatchObject({ role: 'retiring', run: { id: 2 }, cause: 'cut' });
+    expect(timers(effects)).not.toContain('set-timer retire-kill-timeout');
     // Run 2's exit is none of gsup's; run 1's is.
     const end = feed(state, [exited(2, 9), looked([1], [1]), exited(1, 0), looked([])]);
     expect(sent(end.effects)).toEqual([]);
+    expect(end.effects).toContainEqual(expect.objectContaining({ kind: 'end-retire', run: 2, cause: 'cut' }));
+    expect(end.state.tally.reloads).toMatchObject({ ok: 0, failed: 0, killed: 0 });
     expect(end.state.phase === 'ending' && end.state.exit).toEqual({ code: 0, signal: null });
   });
 
@@ -311,7 +316,7 @@ describe('another reload signal, and where a reload signal is dropped', () => {
     expect(logged(stopping.effects)).toContain('notice SIGHUP received: dropped (a stop is under way)');
     expect(stopping.state.tally.reloads.pending).toBeUndefined();
     const early = step(initialState(), reload, facts());
-    expect(logged(early.effects)).toEqual(['notice SIGHUP received before the command started: no reload']);
+    expect(logged(early.effects)).toEqual(['notice SIGHUP received: dropped (the command has not started yet)']);
     expect(early.state.phase).toBe('starting');
     expect(kinds(early.effects)).toEqual(['log']);
   });
@@ -340,4 +345,69 @@ describe('either run crashing while the old one retires', () => {
     expect(state.tally.reloads.ok).toBe(1);
     expect(state.phase === 'running' && state.run.id).toBe(2);
   });
+});
+
+describe('every input during a reload', () => {
+  const moment = { tick: 700, lastPid: 700, pidMax: 32_768 };
+  const inputs: Input[] = [
+    stopSignal,
+    { ...stopSignal, signal: 'SIGKILL' },
+    ...[1, 2, 3].map((run) => exited(run, 1)),
+    { kind: 'reaped', exits: [{ code: 4, signal: null }] },
+    { kind: 'child-gone', treeGone: false },
+    { kind: 'child-gone', treeGone: true },
+    looked([1, 2], [1, 2], [1]),
+    looked([1], [1], [1]),
+    looked([2], [2], [2]),
+    looked([]),
+    { kind: 'round-sent', run: 1, groups: [{ pgid: 500, moment }] },
+    { kind: 'round-sent', run: 2, groups: [{ pgid: 600, moment }] },
+    { kind: 'round-sent', groups: [{ pgid: 600, moment }] },
+    ...(
+      [
+        'stop-delay',
+        'kill-timeout',
+        'restart-delay',
+        'check',
+        'finish',
+        'health',
+        'ready-timeout',
+        'next-ready-timeout',
+        'retire-kill-timeout',
+      ] as const
+    ).map((name): Input => ({ kind: 'timer', name })),
+    ...[1, 2].flatMap((run): Input[] => [
+      { kind: 'health', run, unhealthy: true },
+      said(run),
+      { kind: 'app-said', run, word: 'stopping', via: 'STOPPING=1 on NOTIFY_SOCKET' },
+      { kind: 'socket-taken', run, name: 'web', pid: run * 100 + 401, seen: 'word' },
+    ]),
+    reload,
+    { kind: 'fault', message: 'boom' },
+  ];
+  const states: Array<[string, State]> = [
+    ['run 2 starting beside run 1', reloading().state],
+    ['run 1 retiring', retiring().state],
+    ['run 1 retiring, a stop of both', feed(retiring().state, [stopSignal]).state],
+    ['run 2 failed, retiring', feed(reloading().state, [timer('next-ready-timeout')]).state],
+    ['run 1 exited first, its leftovers retiring', feed(reloading().state, [exited(1, 1)]).state],
+    ['run 2 cut short by a stop', feed(reloading().state, [stopSignal]).state],
+  ];
+  for (const [name, state] of states)
+    it.each(inputs.map((input) => [`${input.kind} ${JSON.stringify(input).slice(0, 70)}`, input] as const))(
+      `${name} + %s`,
+      (_, input) => {
+        const before = JSON.stringify(state, (_key, value) => (value instanceof Set ? [...value] : value));
+        const { state: next, effects } = step(state, input, facts({ listen: { names: ['web'], preload: true } }));
+        expect(JSON.stringify(state, (_key, value) => (value instanceof Set ? [...value] : value))).toBe(before);
+        // A next run lives only beside a running one; a run is never retired twice at once.
+        if (next.tally.beside?.role === 'next') expect(next.phase).toBe('running');
+        expect(kinds(effects).filter((kind) => kind === 'begin-retire').length).toBeLessThanOrEqual(1);
+        // The stop's rounds never signal the retiring run's roots again (they are in its ledger).
+        const retired = state.tally.beside?.role === 'retiring' ? state.tally.beside : undefined;
+        if (retired && next.phase === 'stopping' && 'stop' in state === false)
+          for (const key of retired.ledger.reached) expect(next.stop.ledger.reached.has(key)).toBe(true);
+        expect(kinds(effects).filter((kind) => kind === 'end')).toHaveLength(next.phase === 'done' ? 1 : 0);
+      },
+    );
 });
