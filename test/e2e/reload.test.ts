@@ -1,6 +1,12 @@
 import { get } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fixture, gsup, type Run } from '../helpers/gsup.js';
+import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
+import { allProcs } from '../helpers/proc.js';
 import { keepAliveLoad, load, request } from '../helpers/listen.js';
 import { freePort } from '../helpers/net.js';
 
@@ -37,6 +43,23 @@ async function pollReady(port: number, stop: () => boolean): Promise<Map<number,
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return codes;
+}
+
+/** `promtool check metrics` finds nothing to say of this text, where Debian's prometheus is installed. */
+function promtoolClean(text: string): void {
+  try {
+    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.log('promtool not installed: /metrics not checked by it');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'gsup-metrics-'));
+  try {
+    writeFileSync(join(dir, 'metrics'), text);
+    execFileSync('sh', ['-c', `promtool check metrics < ${join(dir, 'metrics')}`], { stdio: 'pipe' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** gsup's stderr line that matches, once there (20 s at most). */
@@ -82,7 +105,7 @@ describe('--reload-signal: a new run beside the serving one, on the socket gsup 
     expect(metrics).toContain('gsup_reloads_total{result="ok"} 3');
     expect(metrics).toContain('gsup_restarts_total 0');
     run.signal('SIGTERM');
-    expect(await run.finished()).toEqual({ code: 0, signal: null });
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
     expect(linesOf(run, 'signal: SIGTERM', 4)).toHaveLength(1);
   });
 
@@ -139,8 +162,11 @@ describe('--reload-signal: a new run beside the serving one, on the socket gsup 
     const metrics = (await status(statusPort, '/metrics')).body;
     expect(metrics).toContain('gsup_reloads_total{result="failed"} 2');
     expect(metrics).toContain('gsup_restarts_total 0');
+    // gsup_last_exit_code speaks of the current run only: run 2's exit 3 is not it.
+    expect(metrics).toContain('# TYPE gsup_last_exit_code gauge\n# HELP');
+    promtoolClean(metrics);
     run.signal('SIGTERM');
-    expect(await run.finished()).toEqual({ code: 0, signal: null });
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
 });
 
@@ -158,7 +184,7 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     expect(run.stdout.indexOf(linesOf(run, 'said ready', 2)[0])).toBeLessThan(run.stdout.indexOf(term[0]));
     expect(linesOf(run, 'signal: SIGTERM', 2)).toEqual([]);
     run.signal('SIGTERM');
-    expect(await run.finished()).toEqual({ code: 0, signal: null });
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
 
   it("behind sh -c, on READY=1 at the new run's own NOTIFY_SOCKET; a reload signal during a reload is taken when it ends", async () => {
@@ -173,13 +199,34 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     await said(run, /run 1 retired in/);
     await said(run, /run 3 is ready \(READY=1 on NOTIFY_SOCKET\)/);
     await said(run, /run 2 retired in/);
+    // Its python3 that said the word is gone too (a SIGTERM to its group now would end it, and the app with 1).
+    await run.waitForLine(/^said ready .* run=3$/);
     // Each run's word came on its own socket: run 3's said nothing for run 2.
     const sockets = run.stdout.filter((line) => line.startsWith('ready ('));
     expect(sockets).toHaveLength(3);
     expect(linesOf(run, 'signal: SIGTERM', 1)).toHaveLength(1);
     expect(linesOf(run, 'signal: SIGTERM', 2)).toHaveLength(1);
     run.signal('SIGTERM');
-    expect(await run.finished()).toEqual({ code: 0, signal: null });
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('--reload-signal with the terminal handed over (docker run -it)', () => {
+  it.skipIf(ptySkipReason)('a reloaded run gets no controlling terminal, said once; the first run has it', async () => {
+    const script = `if (exec 5</dev/tty) 2>/dev/null; then echo tty-yes; else echo tty-no; fi; exec node ${APP} --worker --how notify`;
+    const args = ['--wait-ready', '--reload-signal', 'USR2', '--', 'sh', '-c', script];
+    const run = inPty(`exec ${gsupLine(args)}`);
+    await run.waitForLine(/^said ready .* run=1$/);
+    const gsupPid = allProcs().find((proc) => proc.ppid === run.pid)!.pid;
+    for (const old of [1, 2]) {
+      process.kill(gsupPid, 'SIGUSR2');
+      await run.waitForLine(new RegExp(`^said ready .* run=${old + 1}$`));
+      await run.waitForLine(new RegExp(`run ${old} retired in`));
+    }
+    expect(run.stdout.filter((line) => line.startsWith('tty-'))).toEqual(['tty-yes', 'tty-no', 'tty-no']);
+    expect(run.stdout.filter((line) => line.includes('a reloaded run gets no controlling terminal'))).toHaveLength(1);
+    process.kill(gsupPid, 'SIGTERM');
+    expect((await run.finished()).code).toBe(0);
   });
 });
 
