@@ -51,7 +51,11 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['-t', '1000', 'true'], {}, /^gsup: invalid duration "1000" for --kill-timeout: a number needs a unit: 1000s or/],
     [['--health-cmd', 'true', '--health-interval', '30', 'true'], {}, /^gsup: invalid duration "30" for --health-/],
     // A --grace with no room for a kill timeout of 1 s.
-    [['--grace', '3s', '--stop-delay', '2s', 'true'], {}, /^gsup: --grace 3\.00s leaves a kill timeout of 0ms after/],
+    [
+      ['--grace', '3s', '--stop-delay', '2s', 'true'],
+      {},
+      /^gsup: --grace 3s is too short for --stop-delay 2s: .* so use --grace 4s or more \(or --stop-delay 1s or less\)$/,
+    ],
     [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
     [
       ['--health-interval', '0', '--health-cmd', 'true', 'true'],
