@@ -22,6 +22,17 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
       /^gsup: invalid value "sometimes" for --restart: expected never, on-failure, always/,
     ],
     [['--max-restarts', 'many', 'true'], {}, /^gsup: invalid number "many" for --max-restarts/],
+    // A count beyond 2^53−1: refused as a number, naming where it came from, never an internal error.
+    [
+      ['--max-restarts', '99999999999999999999', 'true'],
+      {},
+      /^gsup: invalid number "99999999999999999999" for --max-restarts: at most 9007199254740991$/,
+    ],
+    [
+      ['true'],
+      { GSUP_HEALTH_RETRIES: '99999999999999999999', GSUP_HEALTH_CMD: 'true' },
+      /^gsup: invalid number "99999999999999999999" for GSUP_HEALTH_RETRIES: at most 9007199254740991$/,
+    ],
     [['--restart-delay', '1y', 'true'], {}, /^gsup: invalid duration "1y" for --restart-delay/],
     [['true'], { GSUP_PM2: 'perhaps' }, /^gsup: invalid value "perhaps" for GSUP_PM2/],
     [['true'], { GSUP_KILL_TIMEOUT: '10x' }, /^gsup: invalid duration "10x" for GSUP_KILL_TIMEOUT/],

@@ -184,18 +184,19 @@ describe('parseCommandLine', () => {
       maxRestarts: 10,
       restartDelay: 1000,
       waitReady: false,
+      ignored: [],
     });
   });
 
-  it('--wait-ready, --ready-timeout and their variables; a timeout without the wait, or of 0, is refused', async () => {
+  it('--wait-ready, --ready-timeout and their variables; a timeout of 0 is refused, one without the wait ignored', async () => {
     expect(await parse(['--wait-ready', 'x'])).toMatchObject({ waitReady: true, readyTimeout: undefined });
     const env = { GSUP_WAIT_READY: '1', GSUP_READY_TIMEOUT: '30s' };
     expect(await parse(['x'], env)).toMatchObject({ waitReady: true, readyTimeout: 30_000 });
     expect(await parse(['--wait-ready', '--ready-timeout', '1m', 'x'])).toMatchObject({ readyTimeout: 60_000 });
     expect(await parse(['x'], { GSUP_WAIT_READY: '0' })).toMatchObject({ waitReady: false });
-    await expect(parse(['--ready-timeout', '5s', 'x'])).rejects.toThrow(
-      new UsageError('--ready-timeout "5s" needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited'),
-    );
+    // Without the wait: nothing to time out (test/unit/options-needs.test.ts), the value still checked.
+    expect(await parse(['--ready-timeout', '5s', 'x'])).toMatchObject({ waitReady: false, readyTimeout: undefined });
+    await expect(parse(['--ready-timeout', '0s', 'x'])).rejects.toThrow('invalid value "0s" for --ready-timeout');
     const timeout = (value: string) => parse(['--wait-ready', '--ready-timeout', value, 'x']);
     await expect(timeout('0s')).rejects.toThrow('invalid value "0s" for --ready-timeout: must be above 0');
     await expect(timeout('30')).rejects.toThrow('invalid duration "30" for --ready-timeout: a number needs a unit');
