@@ -251,7 +251,7 @@ describe('--listen: what a run gets', () => {
     await run.finished();
   });
 
-  it("gsup's settings are not handed on: a nested gsup does not take GSUP_LISTEN (or any GSUP_* setting)", async () => {
+  it("gsup's settings are not handed on: a nested gsup does not take GSUP_LISTEN (or any GSUP_* setting), nor hand on LISTEN_* it was handed (its Node closed those fds)", async () => {
     const [port] = await ports(1);
     const print = 'const e = process.env; console.log(`inner ${e.GSUP_LISTEN} ${e.GSUP_KILL_TIMEOUT} ${e.LISTEN_FDS}`)';
     const run = gsup(['--', process.execPath, GSUP, '--', 'node', '-e', print], {
@@ -259,7 +259,7 @@ describe('--listen: what a run gets', () => {
     });
     // Had the inner gsup taken GSUP_LISTEN, it would have found the port in use: 125.
     expect((await run.finished()).code).toBe(0);
-    expect(run.stdout).toEqual(['inner undefined undefined 1']);
+    expect(run.stdout).toEqual(['inner undefined undefined undefined']);
   });
 });
 
