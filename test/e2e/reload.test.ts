@@ -16,7 +16,7 @@ import { freePort } from '../helpers/net.js';
 
 const APP = fixture('reload-app.js');
 
-type What = 'signal: SIGTERM' | 'signal: SIGINT' | 'listening' | 'said ready' | 'ready';
+type What = 'signal: SIGTERM' | 'signal: SIGINT' | 'signal: SIGUSR1' | 'listening' | 'said ready' | 'ready';
 /** The lines run R's fixture printed that begin with `what`. */
 const linesOf = (run: Run, what: What, of: number) =>
   run.stdout.filter((line) => line.startsWith(what) && new RegExp(` run=${of}( |$)`).test(line));
@@ -183,6 +183,23 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     expect(linesOf(run, 'said ready', 2)).toHaveLength(1);
     expect(run.stdout.indexOf(linesOf(run, 'said ready', 2)[0])).toBeLessThan(run.stdout.indexOf(term[0]));
     expect(linesOf(run, 'signal: SIGTERM', 2)).toEqual([]);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+
+  it('another signal during a reload reaches both runs, once each (the reload signal reaches neither)', async () => {
+    const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
+    const run = gsup([...args, 'node', APP, '--worker', '--slow-run', '2:1500']);
+    await run.waitForLine(/^said ready .* run=1$/);
+    run.signal('SIGHUP');
+    await run.waitForLine(/^ready \(pid: \d+, reload-app\) run=2$/);
+    run.signal('SIGUSR1');
+    await run.waitForLine(/^signal: SIGUSR1 .* run=1 /);
+    await run.waitForLine(/^signal: SIGUSR1 .* run=2 /);
+    await said(run, /run 1 retired in/);
+    expect(linesOf(run, 'signal: SIGUSR1', 1)).toHaveLength(1);
+    expect(linesOf(run, 'signal: SIGUSR1', 2)).toHaveLength(1);
+    expect(run.stdout.filter((line) => line.includes('SIGHUP'))).toEqual([]);
     run.signal('SIGTERM');
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });

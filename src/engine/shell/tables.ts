@@ -263,5 +263,5 @@ function treeGone(shell: Shell): boolean {
 function forwardFacts(shell: Shell): ForwardFacts {
   const { run, managers, ownPgid } = shell;
   const { helpers, reaping, nodeChildren } = shell.parts.children;
-  return { run, managers, ownPgid, helpers, reaping, nodeChildren };
+  return { run, managers, ownPgid, helpers, reaping, nodeChildren, beside: shell.beside?.unreaped() ?? false };
 }
