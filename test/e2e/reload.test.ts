@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixture, gsup, type Run } from '../helpers/gsup.js';
+import { fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks, type Run } from '../helpers/gsup.js';
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
-import { allProcs } from '../helpers/proc.js';
+import { allProcs, waitFor } from '../helpers/proc.js';
 import { keepAliveLoad, load, request } from '../helpers/listen.js';
 import { freePort } from '../helpers/net.js';
 
@@ -60,6 +60,13 @@ function promtoolClean(text: string): void {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** gsup's own pid, running as PID 1 under unshare. */
+async function pid1(run: Run): Promise<number> {
+  let pid: number | undefined;
+  await waitFor(() => (pid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
+  return pid!;
 }
 
 /** gsup's stderr line that matches, once there (20 s at most). */
@@ -226,6 +233,45 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     run.signal('SIGTERM');
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
+});
+
+describe('--reload-signal: the old run’s whole tree, and nothing of the new one', () => {
+  // Each run leaves a daemon (double-forked, a session of its own): an orphan of gsup no look saw descend, told
+  // apart by the mark of its run. As subreaper (its mark read for the reload) and as PID 1 (judged by it).
+  const modes = [
+    ['as subreaper', false],
+    ['as PID 1', true],
+  ] as const;
+  it.each(modes)(
+    '%s: run 1’s daemon gets SIGTERM with run 1, once; run 2’s only at the final stop',
+    async (_, asPid1) => {
+      if (asPid1 && !unshareWorks) return void console.log('no PID namespace here: the PID 1 case not run');
+      const script = `node ${fixture('daemonize.js')} --then exit:0; exec node ${APP} --worker --how notify`;
+      const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--', 'sh', '-c', script];
+      const run = asPid1 ? gsupAsPid1(args) : gsup(args);
+      const gsupPid = asPid1 ? await pid1(run) : run.pid;
+      const daemon = async (index: number) => {
+        await waitFor(
+          () => run.stdout.filter((line) => /^ready \(pid: \d+, daemon\)/.test(line)).length > index,
+          'a daemon',
+        );
+        return Number(
+          /pid: (\d+)/.exec(run.stdout.filter((line) => /^ready \(pid: \d+, daemon\)/.test(line))[index])![1],
+        );
+      };
+      const first = await daemon(0);
+      await run.waitForLine(/^said ready .* run=1$/);
+      process.kill(gsupPid, 'SIGHUP');
+      const second = await daemon(1);
+      await said(run, /run 1 retired in \S+ \(its command exited with code 0\): 2 exited by themselves/);
+      const terms = (pid: number) => run.count(new RegExp(`^signal: SIGTERM \\(pid: ${pid}, daemon\\)$`));
+      expect([terms(first), terms(second)], run.transcript()).toEqual([1, 0]);
+      await run.waitForLine(/^said ready .* run=2$/);
+      process.kill(gsupPid, 'SIGTERM');
+      expect((await run.finished()).code, run.transcript()).toBe(0);
+      expect([terms(first), terms(second)]).toEqual([1, 1]);
+    },
+  );
 });
 
 describe('--reload-signal with the terminal handed over (docker run -it)', () => {
