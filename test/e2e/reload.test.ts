@@ -182,13 +182,14 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
     // Run 1 leaves with code 7 when retired: logged as its own, never gsup's.
     const run = gsup([...args, 'node', APP, '--worker', '--delay', '300', '--exit-run', '1:7']);
-    await run.waitForLine(/^said ready .* run=1$/);
+    await run.waitForLine(/^said ready .* run=1 /);
     run.signal('SIGHUP');
-    await said(run, /run 2 is ready \(process\.send\('ready'\)\) \d+ms after its start: retiring run 1 with SIGTERM/);
+    await said(run, /run 2 is ready \(process\.send\('ready'\)\) \S+ after its start: retiring run 1 with SIGTERM/);
     await said(run, /run 1 retired in \S+ \(its command exited with code 7\)/);
     const term = await run.waitForLine(/^signal: SIGTERM \(pid: \d+\) run=1 t=(\d+)$/);
     expect(linesOf(run, 'said ready', 2)).toHaveLength(1);
-    expect(run.stdout.indexOf(linesOf(run, 'said ready', 2)[0])).toBeLessThan(run.stdout.indexOf(term[0]));
+    // Run 1 got its SIGTERM after run 2 said its word (a clock every process shares).
+    expect(BigInt(term[1])).toBeGreaterThan(timeOf(linesOf(run, 'said ready', 2)[0]));
     expect(linesOf(run, 'signal: SIGTERM', 2)).toEqual([]);
     run.signal('SIGTERM');
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
@@ -197,7 +198,7 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
   it('another signal during a reload reaches both runs, once each (the reload signal reaches neither)', async () => {
     const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
     const run = gsup([...args, 'node', APP, '--worker', '--slow-run', '2:1500']);
-    await run.waitForLine(/^said ready .* run=1$/);
+    await run.waitForLine(/^said ready .* run=1 /);
     run.signal('SIGHUP');
     await run.waitForLine(/^ready \(pid: \d+, reload-app\) run=2$/);
     run.signal('SIGUSR1');
@@ -211,10 +212,31 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
 
+  it('a release whose command is gone (ENOENT): the reload failed, the old run serves on, the next reload works', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gsup-release-'));
+    try {
+      const command = join(dir, 'worker');
+      writeFileSync(command, `#!/bin/sh\nexec node ${APP} --worker --how notify\n`, { mode: 0o755 });
+      const run = gsup(['-v', '--wait-ready', '--reload-signal', 'HUP', '--', command]);
+      await run.waitForLine(/^said ready .* run=1 /);
+      rmSync(command);
+      run.signal('SIGHUP');
+      await said(run, /run 2 could not be started \(ENOENT\): the reload failed, run 1 keeps serving$/);
+      writeFileSync(command, `#!/bin/sh\nexec node ${APP} --worker --how notify\n`, { mode: 0o755 });
+      run.signal('SIGHUP');
+      await said(run, /run 1 retired in/);
+      await run.waitForLine(/^said ready .* run=3 /);
+      run.signal('SIGTERM');
+      expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("behind sh -c, on READY=1 at the new run's own NOTIFY_SOCKET; a reload signal during a reload is taken when it ends", async () => {
     const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
     const run = gsup([...args, 'sh', '-c', `node ${APP} --worker --how notify --delay 300; true`]);
-    await run.waitForLine(/^said ready .* run=1$/);
+    await run.waitForLine(/^said ready .* run=1 /);
     run.signal('SIGHUP');
     await said(run, /reloading: run 2 starts beside run 1/);
     run.signal('SIGHUP');
@@ -224,7 +246,7 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     await said(run, /run 3 is ready \(READY=1 on NOTIFY_SOCKET\)/);
     await said(run, /run 2 retired in/);
     // Its python3 that said the word is gone too (a SIGTERM to its group now would end it, and the app with 1).
-    await run.waitForLine(/^said ready .* run=3$/);
+    await run.waitForLine(/^said ready .* run=3 /);
     // Each run's word came on its own socket: run 3's said nothing for run 2.
     const sockets = run.stdout.filter((line) => line.startsWith('ready ('));
     expect(sockets).toHaveLength(3);
@@ -260,13 +282,13 @@ describe('--reload-signal: the old run’s whole tree, and nothing of the new on
         );
       };
       const first = await daemon(0);
-      await run.waitForLine(/^said ready .* run=1$/);
+      await run.waitForLine(/^said ready .* run=1 /);
       process.kill(gsupPid, 'SIGHUP');
       const second = await daemon(1);
       await said(run, /run 1 retired in \S+ \(its command exited with code 0\): 2 exited by themselves/);
       const terms = (pid: number) => run.count(new RegExp(`^signal: SIGTERM \\(pid: ${pid}, daemon\\)$`));
       expect([terms(first), terms(second)], run.transcript()).toEqual([1, 0]);
-      await run.waitForLine(/^said ready .* run=2$/);
+      await run.waitForLine(/^said ready .* run=2 /);
       process.kill(gsupPid, 'SIGTERM');
       expect((await run.finished()).code, run.transcript()).toBe(0);
       expect([terms(first), terms(second)]).toEqual([1, 1]);
@@ -279,11 +301,11 @@ describe('--reload-signal with the terminal handed over (docker run -it)', () =>
     const script = `if (exec 5</dev/tty) 2>/dev/null; then echo tty-yes; else echo tty-no; fi; exec node ${APP} --worker --how notify`;
     const args = ['--wait-ready', '--reload-signal', 'USR2', '--', 'sh', '-c', script];
     const run = inPty(`exec ${gsupLine(args)}`);
-    await run.waitForLine(/^said ready .* run=1$/);
+    await run.waitForLine(/^said ready .* run=1 /);
     const gsupPid = allProcs().find((proc) => proc.ppid === run.pid)!.pid;
     for (const old of [1, 2]) {
       process.kill(gsupPid, 'SIGUSR2');
-      await run.waitForLine(new RegExp(`^said ready .* run=${old + 1}$`));
+      await run.waitForLine(new RegExp(`^said ready .* run=${old + 1} `));
       await run.waitForLine(new RegExp(`run ${old} retired in`));
     }
     expect(run.stdout.filter((line) => line.startsWith('tty-'))).toEqual(['tty-yes', 'tty-no', 'tty-no']);

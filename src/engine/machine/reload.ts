@@ -170,6 +170,11 @@ function nextFailed(state: State, next: Next, why: string, exit: CommandExit | u
       serving,
     },
   );
+  // It never started (its command not found): nothing of it to stop; what was its own goes.
+  if (exit?.errorCode !== undefined) {
+    out.push({ kind: 'end-retire', run: next.run.id, exit, cause: 'failed' });
+    return { ...counted, tally: { ...counted.tally, beside: undefined } };
+  }
   return beginRetire(counted, next.run, 'failed', exit, facts, out);
 }
 
@@ -194,7 +199,10 @@ export function besideExit(state: State, input: Extract<Input, { kind: 'command-
   const { exit } = input;
   const ended =
     exit.errorCode !== undefined ? `could not be started (${exit.errorCode})` : `exited (${describeExit(exit)})`;
-  if (input.run === next.run.id) return nextFailed(state, next, `${ended} before it was ready`, exit, facts, out);
+  if (input.run === next.run.id) {
+    const why = exit.errorCode !== undefined ? ended : `${ended} before it was ready`;
+    return nextFailed(state, next, why, exit, facts, out);
+  }
   if (state.phase !== 'running' || input.run !== state.run.id) return undefined;
   const old = state.run;
   const id = next.run.id;

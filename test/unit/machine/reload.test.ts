@@ -190,6 +190,20 @@ describe('a reload: the next run beside the serving one', () => {
     expect(sent(round.effects)).toEqual(['SIGTERM 600', 'SIGTERM 601']);
   });
 
+  it('run 2 cannot be started (its command gone in the new release): the reload failed, nothing to stop', () => {
+    const notFound = { ...exited(2), exit: { code: null, signal: null, errorCode: 'ENOENT' } };
+    const { state, effects } = feed(reloading().state, [notFound]);
+    expect(logged(effects)).toEqual([
+      'warn run 2 could not be started (ENOENT): the reload failed, run 1 keeps serving',
+    ]);
+    expect(effects).toContainEqual({ kind: 'end-retire', run: 2, exit: notFound.exit, cause: 'failed' });
+    expect(kinds(effects)).not.toContain('begin-retire');
+    expect(state.tally.beside).toBeUndefined();
+    expect(state.tally.reloads.failed).toBe(1);
+    // The next reload signal is taken at once.
+    expect(feed(state, [reload]).effects).toContainEqual({ kind: 'spawn-next', run: 3 });
+  });
+
   it('run 2 never says ready: at its ready timeout it is stopped with SIGTERM, run 1 untouched; counted failed once', () => {
     const { state, effects } = feed(reloading().state, [timer('next-ready-timeout'), looked([1, 2], undefined, [2])]);
     expect(logged(effects)).toEqual([
