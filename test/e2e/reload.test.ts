@@ -233,6 +233,45 @@ describe('--reload-signal with --wait-ready alone: a queue worker with no port',
     }
   });
 
+  it('the old run exits first: the next run is the current one (503 starting until ready), a restart without back-off', async () => {
+    const statusPort = await freePort();
+    const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--status-port', `${statusPort}`, '--'];
+    const run = gsup([...args, 'node', APP, '--worker', '--slow-run', '2:3000']);
+    await run.waitForLine(/^said ready .* run=1 /);
+    run.signal('SIGHUP');
+    await run.waitForLine(/^ready \(pid: \d+, reload-app\) run=2$/);
+    process.kill(pidOf(run, 1), 'SIGKILL'); // run 1 crashes
+    await said(run, /run 1 exited \(signal SIGKILL\) before run 2 was ready: run 2 is the current run/);
+    expect(await status(statusPort, '/readyz')).toEqual({ code: 503, body: 'starting\n' });
+    await run.waitForLine(/^said ready .* run=2 /);
+    // Its word is on its way: 200 once gsup heard it.
+    const until = Date.now() + 5000;
+    while ((await status(statusPort, '/readyz')).code !== 200 && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await status(statusPort, '/readyz')).toEqual({ code: 200, body: 'ready\n' });
+    const metrics = (await status(statusPort, '/metrics')).body;
+    expect(metrics).toContain('gsup_restarts_total 1\n');
+    expect(metrics).toContain('gsup_last_exit_code 137\n'); // run 1 was the current run when it died
+    expect(metrics).toMatch(/gsup_reloads_total\{result="ok"\} 0\n.*\n.*failed"\} 0\n/);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+
+  it('during a restart’s back-off the reload signal starts the next run now', async () => {
+    const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--restart', 'always', '--restart-delay', '20s'];
+    const run = gsup([...args, '--', 'node', APP, '--worker']);
+    await run.waitForLine(/^said ready .* run=1 /);
+    process.kill(pidOf(run, 1), 'SIGKILL');
+    await said(run, /restarting in 20\.00s/);
+    const asked = Date.now();
+    run.signal('SIGHUP');
+    await said(run, /SIGHUP received: the restart's back-off cut short, the next run starts now/);
+    await run.waitForLine(/^said ready .* run=2 /);
+    expect(Date.now() - asked).toBeLessThan(10_000);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+
   it("behind sh -c, on READY=1 at the new run's own NOTIFY_SOCKET; a reload signal during a reload is taken when it ends", async () => {
     const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '--'];
     const run = gsup([...args, 'sh', '-c', `node ${APP} --worker --how notify --delay 300; true`]);

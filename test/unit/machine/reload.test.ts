@@ -160,6 +160,22 @@ describe('a reload: the next run beside the serving one', () => {
     expect(end.state.phase).toBe('running');
   });
 
+  it('a stopped process of run 1 (SIGSTOP, a debugger) gets SIGCONT after its SIGTERM, once; run 2’s none', () => {
+    const stopped = (info: ProcessInfo): ProcessInfo => ({ ...info, state: 'T' });
+    const look = lookAt(1, 2);
+    const alive = look.alive.map((info) => (info.pid === 501 || info.pid === 601 ? stopped(info) : info));
+    const input: Input = {
+      ...looked([1, 2], undefined, [1]),
+      snapshot: { ...look, alive, members: alive },
+    };
+    const { state, effects } = feed(reloading().state, [said(2), input, input]);
+    const rounds = effects.filter((effect) => effect.kind === 'stop-round');
+    expect(rounds.flatMap((round) => (round.kind === 'stop-round' ? round.cont.map((info) => info.pid) : []))).toEqual([
+      501,
+    ]);
+    expect(state.tally.beside).toMatchObject({ role: 'retiring', run: { id: 1 } });
+  });
+
   it('run 1’s kill timeout: SIGKILL to its command group, then its part of each look until none is left; counted killed', () => {
     const killing = feed(retiring().state, [timer('retire-kill-timeout')]);
     expect(killing.effects).toContainEqual({ kind: 'kill-command-group', run: 1 });
