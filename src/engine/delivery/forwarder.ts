@@ -31,6 +31,8 @@ export interface ForwardFacts {
   /** Orphans of the tree come to gsup (PID 1, subreaper). */
   readonly reaping: boolean;
   readonly nodeChildren: ReadonlySet<number>;
+  /** A run beside the current one (a reload): its command's group is another root, Node's child though it is. */
+  readonly beside: boolean;
 }
 
 /** Job control (gsup stops itself after), and the signal a rule rewrote into this one (for the log). */
@@ -157,6 +159,7 @@ export class Forwarder {
    * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
    */
   private otherRootsPossible(facts: ForwardFacts): boolean {
+    if (facts.beside) return true;
     // Asked once per forward: under a flood, one answer serves for a moment.
     const now = monotonicMs();
     if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
