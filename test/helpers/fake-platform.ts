@@ -1,4 +1,11 @@
-import type { Platform, ProcessInfo, ReapedChild, ReapResult, SignalName } from '../../src/platform/index.js';
+import {
+  isAlive,
+  type Platform,
+  type ProcessInfo,
+  type ReapedChild,
+  type ReapResult,
+  type SignalName,
+} from '../../src/platform/index.js';
 
 /** An in-memory process table: unit tests see every kill(2) and need no real signals. */
 export class FakePlatform implements Platform {
@@ -118,6 +125,7 @@ export class FakePlatform implements Platform {
   adoptOrphans?: (subreaper: boolean) => string | undefined;
   reapOne?: (keep: ReadonlySet<number>) => ReapedChild | 'none' | 'blocked';
   ownChildren?: () => number[] | undefined;
+  childOutside?: (known: ReadonlySet<number>, pgid: number | undefined) => boolean | undefined;
   hasChildren?: () => boolean | undefined;
   reapZombies?: (keep: ReadonlySet<number>) => ReapResult;
   enableReaping(gsupPid: number): void {
@@ -129,6 +137,10 @@ export class FakePlatform implements Platform {
     };
     this.ownChildren = () =>
       [...this.processes.values()].filter((info) => info.ppid === gsupPid).map((info) => info.pid);
+    this.childOutside = (known, pgid) =>
+      [...this.processes.values()].some(
+        (info) => info.ppid === gsupPid && !known.has(info.pid) && isAlive(info) && info.pgid !== pgid,
+      );
   }
 
   /** A child of gsup dies with this status: a zombie until reaped. */

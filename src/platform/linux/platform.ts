@@ -8,7 +8,15 @@ import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from '
 import { trimMalloc, widenSignalPipe } from './native.js';
 import { environValue } from './environ.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
-import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './reaping.js';
+import {
+  adoptOrphans,
+  askParentDeathSignal,
+  childOutside,
+  hasChildren,
+  ownChildren,
+  reapOne,
+  reapZombies,
+} from './reaping.js';
 import { openNotifySocket } from './notify-socket.js';
 import { ownedTerminal } from '../terminal.js';
 import { onPath } from '../which.js';
@@ -220,5 +228,6 @@ export const linuxPlatform: Platform = {
   readMemoryCgroup,
   reapZombies,
   ownChildren,
+  childOutside,
   openNotifySocket,
 };

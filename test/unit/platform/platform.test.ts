@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -115,6 +116,39 @@ describe.each([
     await new Promise((resolve) => child.once('exit', resolve));
     expect(platform.signalProcesses([info], 'SIGTERM')).toBe(0);
     expect(platform.signalGroup(info, 'SIGTERM')).toBe(false);
+  });
+});
+
+describe('gsup’s children outside a group, from the main thread’s children file (the signal path asks)', () => {
+  const children: ChildProcess[] = [];
+  const folders: string[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  });
+
+  /** A sleeping child, in this process's group or (detached) a group of its own, under an odd name. */
+  async function sleeper(detached: boolean): Promise<number> {
+    // A name with ')' and spaces, as a stat line's second field holds it: the last ')' ends it.
+    folders.push(mkdtempSync(join(tmpdir(), 'gsup-children-')));
+    const odd = join(folders.at(-1)!, 'odd) 7 7 x');
+    symlinkSync('/bin/sleep', odd);
+    const child = spawn(odd, ['30'], { detached, stdio: 'ignore' });
+    children.push(child);
+    await waitFor(() => readFileSync(`/proc/${child.pid}/comm`, 'latin1') === 'odd) 7 7 x\n', 'the exec');
+    return child.pid!;
+  }
+
+  it('a live child not known and not in the group: yes; known, or in the group: no', async () => {
+    const own = (await linuxPlatform.processInfo(process.pid))!.pgid;
+    const inGroup = await sleeper(false);
+    const apart = await sleeper(true);
+    const others = new Set(linuxPlatform.ownChildren!()!.filter((pid) => pid !== inGroup && pid !== apart));
+    expect(linuxPlatform.childOutside!(new Set([...others, inGroup]), own)).toBe(true);
+    expect(linuxPlatform.childOutside!(new Set([...others, apart]), own)).toBe(false);
+    expect(linuxPlatform.childOutside!(new Set([...others, apart]), undefined)).toBe(true);
+    expect(linuxPlatform.childOutside!(new Set([...others, inGroup]), apart)).toBe(false);
+    expect(linuxPlatform.childOutside!(new Set([...others, inGroup, apart]), undefined)).toBe(false);
   });
 });
 
