@@ -25,6 +25,25 @@ describe('/proc/PID/stat', () => {
     });
   });
 
+  it('reads every process here as splitting its line would; a cut line is none', async () => {
+    const all = await linuxPlatform.listProcesses();
+    expect(all.length).toBeGreaterThan(1);
+    for (const info of all.slice(0, 200)) {
+      let text: string;
+      try {
+        text = readFileSync(`/proc/${info.pid}/stat`, 'latin1');
+      } catch {
+        continue; // gone meanwhile
+      }
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      const [ppid, pgid, sid, startTime] = [1, 2, 3, 19].map((index) => Number(fields[index]));
+      expect(parseStat(info.pid, text)).toEqual({ pid: info.pid, name, state: fields[0], ppid, pgid, sid, startTime });
+    }
+    expect(parseStat(1, '1 (init) S 0 1 1 0 -1')).toBeUndefined();
+    expect(parseStat(1, '1 (init')).toBeUndefined();
+  });
+
   it('reads this process, and knows a zombie is not alive', async () => {
     const self = await linuxPlatform.processInfo(process.pid);
     expect(self).toMatchObject({ pid: process.pid, ppid: process.ppid, state: expect.stringMatching(/[RS]/) });
