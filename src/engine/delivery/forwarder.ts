@@ -44,8 +44,13 @@ export type ForwardHow = { suspend?: boolean; received?: SignalName };
  * once.
  */
 export class Forwarder {
-  /** Signals waiting for a look: the group each went to at once (if any), and the signal received for it. */
-  private readonly pending = new Map<SignalName, { group: number | undefined; received: SignalName | undefined }>();
+  /**
+   * Signals waiting for a look, in order: the group each went to at once (if any), and the signal received
+   * for it. An array: a Map that empties makes V8 a new table each time (in the old generation, once the Map
+   * is there), one for every forward.
+   */
+  private readonly pending: Array<{ signal: SignalName; group: number | undefined; received: SignalName | undefined }> =
+    [];
   /** Signals after whose delivery gsup stops itself (Ctrl+Z and its kin, rewritten or not). */
   private readonly suspendAfter = new Set<SignalName>();
   private readonly rootsVerdict = { at: -Infinity, group: 0, possible: true };
@@ -81,8 +86,8 @@ export class Forwarder {
       const said = describeSignal(signal, received);
       this.logger.info('forward', `${said} → group ${group}`, { signal, received, targets: [{ pgid: group }] });
     }
-    if (this.pending.has(signal)) return group;
-    this.pending.set(signal, { group, received });
+    for (const waiting of this.pending) if (waiting.signal === signal) return group;
+    this.pending.push({ signal, group, received });
     if (this.looks.fresh(FRESH_MS) && this.looks.last) this.deliverPending(this.looks.last, facts);
     else if (group === undefined || this.otherRootsPossible(facts, group)) this.looks.take();
     else this.deliverPending(undefined, facts);
@@ -97,8 +102,8 @@ export class Forwarder {
     const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
     // A God title the command took since its spawn (`pm2 … --no-daemon`): it gets signals alone from now on.
     if (facts.managers.some((manager) => manager.info.pid === facts.run.pid)) facts.run.manager = true;
-    for (const [signal, { group, received }] of this.pending) {
-      this.pending.delete(signal);
+    while (this.pending.length > 0) {
+      const { signal, group, received } = this.pending.shift()!;
       const route = snapshot ? this.plan(snapshot, signal, false, facts) : undefined;
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
       const said = describeSignal(signal, received);
