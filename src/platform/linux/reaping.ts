@@ -85,15 +85,15 @@ export function ownChildren(): number[] | undefined {
 // process's as this /proc counts it (a PID namespace without a /proc of its
 // own counts otherwise than process.pid): read once, where /proc/self points.
 let mainChildren: string | undefined;
-const childrenBuffer = Buffer.allocUnsafe(4096);
-const statBuffer = Buffer.allocUnsafe(1024);
+let childrenBuffer: Buffer | undefined;
+let statBuffer: Buffer | undefined;
 // Children looked at one by one before the answer is "maybe" (a look at the tree then tells).
 const CHILDREN_CHECKED = 64;
 const ZERO = 48;
 const SPACE = 32;
 const CLOSE_PAREN = 41;
 
-/** The group of a live process, from its stat read into statBuffer; -1 when it is gone or a zombie. */
+/** The group of a live process, from its stat read into a buffer kept for it; -1 when it is gone or a zombie. */
 function liveGroup(pid: number): number {
   let fd: number;
   try {
@@ -102,16 +102,16 @@ function liveGroup(pid: number): number {
     return -1;
   }
   try {
-    const length = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+    const bytes = (statBuffer ??= Buffer.allocUnsafe(1024));
+    const length = readSync(fd, bytes, 0, bytes.length, 0);
     // `pid (name) S ppid pgid …`: the name may hold anything, the last ')' ends it.
-    let at = statBuffer.lastIndexOf(CLOSE_PAREN, length - 1);
+    let at = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
     if (at < 0 || at + 2 >= length) return -1;
-    const state = statBuffer[at + 2];
+    const state = bytes[at + 2];
     if (state === 0x5a || state === 0x58) return -1; // Z, X
-    at = statBuffer.indexOf(SPACE, at + 4) + 1; // past the ppid
+    at = bytes.indexOf(SPACE, at + 4) + 1; // past the ppid
     let pgid = 0;
-    for (let digit = statBuffer[at] - ZERO; digit >= 0 && digit <= 9; digit = statBuffer[++at] - ZERO)
-      pgid = pgid * 10 + digit;
+    for (let digit = bytes[at] - ZERO; digit >= 0 && digit <= 9; digit = bytes[++at] - ZERO) pgid = pgid * 10 + digit;
     return at < length ? pgid : -1;
   } catch {
     return -1;
@@ -145,10 +145,11 @@ export function childOutside(known: ReadonlySet<number>, pgid: number | undefine
     return group !== -1 && group !== pgid;
   };
   try {
+    const buffer = (childrenBuffer ??= Buffer.allocUnsafe(4096));
     let pid = 0;
-    for (let length; (length = readSync(fd, childrenBuffer, 0, childrenBuffer.length, null)) > 0;) {
+    for (let length; (length = readSync(fd, buffer, 0, buffer.length, null)) > 0;) {
       for (let at = 0; at < length; at++) {
-        const digit = childrenBuffer[at] - ZERO;
+        const digit = buffer[at] - ZERO;
         if (digit >= 0 && digit <= 9) pid = pid * 10 + digit;
         else if (pid > 0) {
           if (outside(pid)) return true;
