@@ -27,8 +27,13 @@ const COMMANDS_KEPT = 16;
  * join through `adopt`.
  */
 export class ProcessTree {
-  /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
-  private readonly known = new Map<number, number>();
+  /**
+   * pid → start time of every process seen in the tree: a reused pid is a
+   * stranger. A look that changes it makes a new Map (young) rather than
+   * delete from this one: V8 gives a Map that churns a new table for each
+   * few entries, in the old generation once the Map is there.
+   */
+  private known = new Map<number, number>();
   private command?: ProcessInfo;
   /** The current run: its command is `command`. */
   private current = 0;
@@ -189,18 +194,21 @@ export class ProcessTree {
     const alive = members.filter(isAlive);
     const joined: ProcessInfo[] = [];
     for (const info of alive) {
-      if (this.known.get(info.pid) !== info.startTime && !tentative.has(info)) {
-        joined.push(info);
-        this.known.set(info.pid, info.startTime);
-      }
+      if (this.known.get(info.pid) !== info.startTime && !tentative.has(info)) joined.push(info);
     }
     const left: number[] = [];
-    for (const [pid, startTime] of this.known) {
+    const stays = (startTime: number, pid: number) => {
       const info = byPid.get(pid);
-      if (!info || info.startTime !== startTime || !isAlive(info)) {
-        left.push(pid);
-        this.known.delete(pid);
-      }
+      return info !== undefined && info.startTime === startTime && isAlive(info);
+    };
+    // A pid that a new process took (it joined) did not leave.
+    const retaken = (pid: number) => joined.some((info) => info.pid === pid);
+    this.known.forEach((startTime, pid) => stays(startTime, pid) || retaken(pid) || left.push(pid));
+    if (joined.length > 0 || left.length > 0) {
+      const known = new Map<number, number>();
+      this.known.forEach((startTime, pid) => stays(startTime, pid) && known.set(pid, startTime));
+      for (const info of joined) known.set(info.pid, info.startTime);
+      this.known = known;
     }
 
     // Part of the look: the command lines it needs (see CommandLines.wanted), read off the loop; those gone forgotten.
