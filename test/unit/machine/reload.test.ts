@@ -1,96 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, step, type Effect, type Input, type State } from '../../../src/engine/machine/step.js';
-import type { MachineConfig } from '../../../src/engine/machine/step.js';
+import { initialState, step, type Input, type State } from '../../../src/engine/machine/step.js';
 import { readiness } from '../../../src/engine/machine/readiness.js';
-import type { Target } from '../../../src/engine/machine/ledger.js';
 import type { ProcessInfo } from '../../../src/platform/index.js';
-import type { Snapshot } from '../../../src/engine/machine/values.js';
-import { factsWith, lookOf, routeTo } from '../../helpers/machine.js';
+import {
+  exited,
+  facts,
+  feed,
+  group,
+  kinds,
+  logged,
+  lookAt,
+  looked,
+  reload,
+  reloading,
+  retiring,
+  said,
+  sent,
+  stopSignal,
+  timer,
+  timers,
+} from '../../helpers/reload.js';
 
 // Reloads (--reload-signal) in the pure step: two runs at once, each with its own ledger and timers. One row per
 // input during a reload: either run crashing, stop signals one, two and three, another reload signal, a health
 // verdict, the next run's ready timeout, the old run exiting first, the old run's kill timeout.
-
-const facts = factsWith({ waitReady: true });
-const kinds = (effects: Effect[]) => effects.map((effect) => effect.kind);
-const logged = (effects: Effect[]) =>
-  effects.flatMap((effect) => (effect.kind === 'log' ? [`${effect.level} ${effect.message}`] : []));
-const timers = (effects: Effect[]) =>
-  effects.flatMap((effect) =>
-    effect.kind === 'set-timer' || effect.kind === 'clear-timer' ? [`${effect.kind} ${effect.name}`] : [],
-  );
-
-/** Run N's command (pid N*100+400: 500, 600, 700…) leads its group; its app is the next pid, in that group. */
-const command = (run: number): ProcessInfo => proc(run * 100 + 400, 1);
-const app = (run: number): ProcessInfo => proc(run * 100 + 401, run * 100 + 400);
-function proc(pid: number, ppid: number): ProcessInfo {
-  const pgid = ppid === 1 ? pid : ppid;
-  return { pid, ppid, pgid, sid: pgid, state: 'S', startTime: pid, name: `p${pid}` };
-}
-const group = (run: number): Target => ({ kind: 'group', pgid: command(run).pid, members: [command(run), app(run)] });
-
-/** A look at runs' trees, with each member's run (as the tree says it while two runs live). */
-function lookAt(...runs: number[]): Snapshot {
-  const alive = runs.flatMap((run) => [command(run), app(run)]);
-  return { ...lookOf(alive), runs: new Map(alive.map((info) => [info.pid, Math.floor((info.pid - 400) / 100)])) };
-}
-/** The `looked` input: the stop's route over the whole look, the retiring run's over its part (as the shell plans). */
-function looked(runs: number[], stopRoute?: number[], retireRoute?: number[]): Extract<Input, { kind: 'looked' }> {
-  const route = stopRoute && routeTo(stopRoute.map(group));
-  const retire = retireRoute && routeTo(retireRoute.map(group));
-  return { kind: 'looked', snapshot: lookAt(...runs), commandPgid: 500, route, retireRoute: retire };
-}
-const exited = (run: number, code = 0): Extract<Input, { kind: 'command-exit' }> => ({
-  kind: 'command-exit',
-  run,
-  exit: { code, signal: null },
-  sent: new Set(),
-  treeGone: false,
-  mayHaveDaemon: false,
-  wrapper: false,
-});
-const said = (run: number): Input => ({ kind: 'app-said', run, word: 'ready', via: 'READY=1 on NOTIFY_SOCKET' });
-const reload: Input = { kind: 'reload', reason: 'SIGHUP received' };
-const stopSignal: Input = { kind: 'stop-signal', signal: 'SIGTERM', reason: 'SIGTERM received' };
-const timer = (name: 'next-ready-timeout' | 'retire-kill-timeout' | 'restart-delay'): Input => ({
-  kind: 'timer',
-  name,
-});
-
-/** Feeds inputs in order; returns the last state and every effect. */
-function feed(state: State, inputs: Input[], overrides: Partial<MachineConfig> = {}, now = 100_000) {
-  const effects: Effect[] = [];
-  for (const input of inputs) {
-    const next = step(state, input, facts(overrides, now));
-    effects.push(...next.effects);
-    state = next.state;
-  }
-  return { state, effects };
-}
-
-/** Run 1 serving (it said ready), then the reload signal: run 2 starting beside it. */
-function reloading(overrides: Partial<MachineConfig> = {}) {
-  const started = feed(initialState(), [{ kind: 'start', stopFirst: undefined }, said(1)], overrides);
-  return feed(started.state, [reload], overrides);
-}
-/** Run 2 ready: run 1 retiring, its first round sent. */
-function retiring() {
-  return feed(reloading().state, [said(2), looked([1, 2], undefined, [1])]);
-}
-/** Everyone sent a stop signal by these effects' rounds, by process key and signal (repeats kept). */
-function sent(effects: Effect[]): string[] {
-  return effects.flatMap((effect) => {
-    if (effect.kind !== 'stop-round') return [];
-    const to = (targets: Target[], signal: string) =>
-      targets.flatMap((target) =>
-        (target.kind === 'group' ? target.members : [target.process]).map((info) => `${signal} ${info.pid}`),
-      );
-    return [
-      ...to(effect.targets, effect.signal),
-      ...(effect.again ? to(effect.again.targets, effect.again.signal) : []),
-    ];
-  });
-}
 
 describe('a reload: the next run beside the serving one', () => {
   it('the reload signal starts run 2 beside run 1, with its own ready timeout (30 s unset); run 1 still answers /readyz', () => {
