@@ -35,8 +35,11 @@ export class FakePlatform implements Platform {
     return full;
   }
 
+  /** While set, a look waits for it (a slow /proc: what happens meanwhile comes first). */
+  lookGate?: Promise<void>;
   async listProcesses() {
     this.looks++;
+    if (this.lookGate) await this.lookGate;
     return [...this.processes.values()].map((info) => ({ ...info }));
   }
   async processInfo(pid: number) {

@@ -84,8 +84,14 @@ export function beginRetire(
 export function retireLooked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: Facts, out: Out): State {
   let retiring = retiringOf(state.tally);
   if (!retiring || retiring.gone) return state;
-  // A look from before the second run was known has no parts: the next one has.
-  if (!input.snapshot.runs) return (out.push({ kind: 'look', delayMs: STOP_POLL_MS }), state);
+  // A look from before the second run was known has no parts: the next one has. Never past what SIGKILL may take:
+  // a retire that no look can end any more ends there (see besideEnds, queries.ts).
+  if (!input.snapshot.runs) {
+    if (!killedLong(retiring, facts)) return (out.push({ kind: 'look', delayMs: STOP_POLL_MS }), state);
+    const message = `run ${retiring.run.id}'s part of the tree is told apart no more: it is no longer waited for`;
+    log(out, 'warn', 'retire-unseen', message, { run: retiring.run.id });
+    return endRetire(state, { ...retiring, gone: true, exit: retiring.exit ?? { code: null, signal: null } }, out);
+  }
   const part = partOf(input.snapshot, retiring.run.id);
   if (part.alive.length === 0) {
     retiring = { ...retiring, gone: true };
@@ -95,7 +101,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
   if (state.phase === 'killing') return withRetiring(state, { ...retiring, killedAt: retiring.killedAt ?? facts.now });
   if (retiring.cause === 'cut') return state;
   if (retiring.killedAt !== undefined) {
-    if (facts.now - retiring.killedAt > MAX_KILL_MS) {
+    if (killedLong(retiring, facts)) {
       out.push({ kind: 'give-up-killing', run: retiring.run.id, alive: part.alive });
       retiring = { ...retiring, gone: true, exit: retiring.exit ?? { code: null, signal: null } };
       return endRetire(state, retiring, out);
@@ -127,6 +133,24 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
   }
   out.push({ kind: 'look', delayMs: STOP_POLL_MS });
   return withRetiring(state, retiring);
+}
+
+/** SIGKILL rounds began longer ago than SIGKILL may take (a process in uninterruptible sleep): given up on. */
+function killedLong(retiring: Retiring, facts: Facts): boolean {
+  return retiring.killedAt !== undefined && facts.now - retiring.killedAt > MAX_KILL_MS;
+}
+
+/**
+ * The whole tree is gone (a stop of it ended, or gsup has no child left): so is the part of it a run beside was
+ * retiring, or a stop cut short. It ends now when its command's exit is known, else with that exit (libuv reports
+ * it). Nothing else would end it: the looks that follow may be of a tree whose runs are told apart no more.
+ */
+export function retireWithTree<S extends State>(state: S, out: Out): S {
+  const retiring = retiringOf(state.tally);
+  if (!retiring || retiring.gone) return state;
+  const gone = { ...retiring, gone: true };
+  // Its tally alone changes: the phase (and its data) is the one given.
+  return (gone.exit ? endRetire(state, gone, out) : withRetiring(state, gone)) as S;
 }
 
 /** What a retiring run's round sent as whole groups, and when: its own ledger keeps it (see continuity.ts). */

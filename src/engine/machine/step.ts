@@ -8,7 +8,7 @@ import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
 import { besideExit, nextListened, nextTimedOut, reloadSignal, settleReload } from './reload.js';
-import { retireChildGone, retireExit, retireKillTimeout, retireLooked, retiringOf } from './retire.js';
+import { retireChildGone, retireExit, retireKillTimeout, retireLooked, retireWithTree, retiringOf } from './retire.js';
 import { runOn } from './queries.js';
 import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
@@ -34,13 +34,17 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'stop-signal':
       return stopSignal(state, input.signal, input.reason, facts, out);
     case 'command-exit':
-      if (retiringOf(state.tally)?.run.id === input.run) return retireExit(state, input.exit, out);
-      state = warnUntaken(state, input, facts, out);
-      return besideExit(state, input, facts, out) ?? commandExit(state, input, facts, out);
+      if (retiringOf(state.tally)?.run.id === input.run) state = retireExit(state, input.exit, out);
+      else {
+        state = warnUntaken(state, input, facts, out);
+        state = besideExit(state, input, facts, out) ?? commandExit(state, input, facts, out);
+      }
+      return input.treeGone ? retireWithTree(state, out) : state;
     case 'reaped':
       return reaped(state, input.exits, facts);
     case 'child-gone':
-      return childGone(retireChildGone(state, out), input.treeGone, facts, out);
+      state = childGone(retireChildGone(state, out), input.treeGone, facts, out);
+      return input.treeGone ? retireWithTree(state, out) : state;
     case 'looked':
       return looked(retireLooked(heldLooked(state, input.snapshot, out), input, facts, out), input, facts, out);
     case 'round-sent':

@@ -3,7 +3,7 @@ import { formatDuration } from './format.js';
 import { EMPTY_LEDGER, roundSent as ledgerSent } from './ledger.js';
 import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
 import { foldNext } from './reload.js';
-import { retireSent, takeOverRetiring } from './retire.js';
+import { retireSent, retireWithTree, takeOverRetiring } from './retire.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
 // The stop sequence's decisions: stop signals one, two and three, the stop
@@ -170,6 +170,8 @@ export function endStop(state: In<'stop-delay' | 'stopping' | 'killing'>, facts:
     { kind: 'clear-timer', name: 'kill-timeout' },
     { kind: 'end-stop' },
   );
+  // The tree is gone (or given up on): a run retiring beside, or cut short, with it.
+  state = retireWithTree(state, out);
   const { stop, exit } = state;
   if (stop.cause === 'unhealthy' || stop.cause === 'not-ready') {
     return afterUnhealthy(ending(state), stop.then === 'restart', stop.cause, facts, out);

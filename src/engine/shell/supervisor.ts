@@ -230,7 +230,11 @@ class Supervisor implements Shell {
   private spawn(id: number, terminal: string[] | undefined, current: boolean): CommandRun {
     const run = this.parts.spawnRun(id, this.args, terminal);
     const { pid } = run;
-    if (pid !== undefined) (this.parts.children.nodeChildren.add(pid), this.parts.tree.setCommand(pid, id, current));
+    if (pid !== undefined) {
+      this.parts.children.nodeChildren.add(pid);
+      // A restart while a run retires beside (a reload's old run): its part of each look is still told apart.
+      this.parts.tree.setCommand(pid, id, current, current ? this.beside?.id : undefined);
+    }
     run.spawned.exited.then((exit) => this.queue.push({ kind: 'command-exit', run: run.id, exit }));
     return run;
   }

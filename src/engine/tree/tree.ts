@@ -68,12 +68,14 @@ export class ProcessTree {
 
   /**
    * Run `run`'s command, once spawned: its session is the tree's (read before the next look). `current`: the
-   * current run's (a reload's next run is not, until it is handed over). Resolves to it.
+   * current run's (a reload's next run is not, until it is handed over); `beside`: a run still retiring beside
+   * it. Resolves to it.
    */
-  setCommand(pid: number, run = this.current + 1, current = true): Promise<ProcessInfo | undefined> {
-    // A run that starts as the current one follows a run whose tree is gone (a restart): only it is watched.
-    if (current) (this.runs.live([]), (this.current = run));
+  setCommand(pid: number, run = this.current + 1, current = true, beside?: number): Promise<ProcessInfo | undefined> {
     this.runs.started(run, pid, this.platform.startTimeNow());
+    // A run that starts as the current one follows a run whose tree is gone (a restart): it is watched, and a run
+    // retiring beside it still (a reload's), whose part of each look its retiring waits for.
+    if (current) (this.runs.live(beside === undefined ? [run] : [beside, run]), (this.current = run));
     this.commands.add(pid);
     // One no look ever saw (gone at once) is never seen leaving: only the newest are kept.
     for (const old of this.commands) if (this.commands.size > COMMANDS_KEPT) this.commands.delete(old);

@@ -32,8 +32,8 @@ afterEach(async (context) => {
 const advance = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
 /** The shared set-up, `node` as the command, --wait-ready and the reload signal SIGHUP; each run's IPC kept. */
-function setup(options: SuperviseOptions = {}) {
-  const world = shellSetup();
+function setup(options: SuperviseOptions = {}, reaping = false) {
+  const world = shellSetup({ reaping });
   const said: Array<(message: unknown) => unknown> = [];
   const spawn: SpawnFunction = (command, args, spawnOptions) => {
     said.push(spawnOptions.ipc ?? (() => {}));
@@ -118,5 +118,48 @@ describe('a reload through the shell', () => {
     await advance(100);
     expect(killsOf(platform, 'SIGTERM').sort((a, b) => a - b)).toEqual([-600, -500]);
     expect(await handle.exited).toMatchObject({ exitCode: 0 });
+  });
+
+  it('a restart while run 1 retires, its spawn before the next look (F1): run 1 retired once gone, reloads go on', async () => {
+    const always = { restart: 'always' as const, restartDelay: 1 };
+    const { platform, handle, ready, commands, lines } = setup(always, true);
+    const die = (pid: number, exit: { code: number | null; signal: NodeJS.Signals | null }) => {
+      for (const each of [pid, pid + 1]) platform.processes.delete(each);
+      commands.find((command) => command.pid === pid)?.finish(exit);
+      platform.sigchld();
+    };
+    // Run 1 drains on SIGTERM (leaves when the test says); the others leave at once.
+    platform.onSignal = (info, signal) => {
+      if (signal === 'SIGTERM' && info.pgid === 500) return;
+      if (signal === 'SIGTERM' || signal === 'SIGKILL') die(info.pgid, { code: null, signal });
+    };
+    await ready(1);
+    handle.signal('SIGHUP');
+    await advance();
+    await ready(2);
+    await advance(100);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-500]);
+    die(600, { code: 1, signal: null }); // run 2 crashes while run 1 drains: a stop of what is left, then a restart
+    await advance(100);
+    // /proc is slow now: run 1 leaves, the stop ends (gsup has no child left), run 3 spawns before any look ends.
+    let release!: () => void;
+    platform.lookGate = new Promise((resolve) => (release = resolve));
+    die(500, { code: 0, signal: null });
+    await advance(10);
+    expect(platform.processes.has(700)).toBe(true);
+    release();
+    platform.lookGate = undefined;
+    await advance(100);
+    expect(lines).toContainEqual(expect.stringMatching(/run 1 retired in \d+ms \(its command exited with code 0\)/));
+    // Nothing waits any more: run 3 ready, the next reload signal starts run 4 at once; run 1's timer never fires.
+    await ready(3);
+    handle.signal('SIGHUP');
+    await advance();
+    expect(platform.processes.has(800)).toBe(true);
+    await advance(15_000);
+    expect(lines.filter((line) => line.includes("run 1's kill timeout"))).toEqual([]);
+    handle.stop();
+    await advance(100);
+    expect(await handle.exited).toMatchObject({ exitCode: 143 });
   });
 });

@@ -18,12 +18,12 @@ function setup({ strict = false } = {}) {
   const origin = { provenance, nodeChildren: new Set<number>(), strict };
   const tree = new ProcessTree(platform, GSUP, origin);
   /** Run `run`'s command (pid) spawned now, at tick `at`, with its own session: the current run, or beside it. */
-  const spawn = async (run: number, pid: number, at: number, current = run === 1) => {
+  const spawn = async (run: number, pid: number, at: number, current = run === 1, beside?: number) => {
     platform.now = at;
     platform.add({ pid, ppid: GSUP, startTime: at });
     origin.nodeChildren.add(pid);
     platform.environs.set(pid, { GSUP_RUN: `tok.${run}` });
-    await tree.setCommand(pid, run, current);
+    await tree.setCommand(pid, run, current, beside);
   };
   return { platform, tree, spawn, origin };
 }
@@ -93,6 +93,25 @@ describe('which run a member is of', () => {
     expect((await tree.look()).runs).toBeUndefined();
     // A restart: the new current run alone is watched.
     await spawn(3, 400, 3000, true);
+    expect((await tree.look()).runs).toBeUndefined();
+  });
+
+  it('a restart while a run retires beside: its part of each look is still told apart (F1)', async () => {
+    const { platform, tree, spawn } = setup();
+    await spawn(1, 200, 1000);
+    platform.add({ pid: 201, ppid: 200, pgid: 200, sid: 200, startTime: 1001 });
+    await spawn(2, 300, 2000);
+    tree.setCurrent(2);
+    expect(runsOf(await tree.look())).toEqual({ 200: 1, 201: 1, 300: 2 });
+    // Run 2 crashes (its tree gone) while run 1 drains; the restart spawns run 3 before any look.
+    platform.processes.delete(300);
+    await spawn(3, 400, 3000, true, 1);
+    expect(runsOf(await tree.look())).toEqual({ 200: 1, 201: 1, 400: 3 });
+    // Run 1 drains: its part is empty; once it is retired, one run again.
+    platform.processes.delete(200);
+    platform.processes.delete(201);
+    expect(runsOf(await tree.look())).toEqual({ 400: 3 });
+    tree.liveRuns([3]);
     expect((await tree.look()).runs).toBeUndefined();
   });
 });
