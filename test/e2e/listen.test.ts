@@ -440,6 +440,8 @@ describe('--listen: the final stop', () => {
     expect(readlinkSync(`/proc/${stray}/fd/3`)).toMatch(/^socket:\[\d+\]$/);
     expect(await request(port, '127.0.0.1', 1000)).toMatchObject({ outcome: 'refused' });
     process.kill(stray, 'SIGKILL');
+    // SIGKILL is delivered, not done, when kill() returns: the leak check must not find it still dying.
+    await waitFor(() => !isAlive(stray), 'the stray to die');
   });
 
   it("behind sh -c 'node app.js; true', new connections are refused once the app closed its listener", async () => {
