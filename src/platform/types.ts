@@ -267,7 +267,7 @@ export interface Platform {
   /** Held sockets (--listen); absent where gsup cannot hold them. */
   readonly sockets?: HeldSocketCalls;
   /** Which processes of `root`'s tree take one of these socket inodes now (epoll, accept); absent where unknown. */
-  socketTakers?(root: number, inodes: ReadonlySet<number>): Array<{ pid: number; ino: number }>;
+  socketTakers?(root: number, inodes: ReadonlySet<number>): Promise<Array<{ pid: number; ino: number }>>;
   /**
    * The exec step that puts LISTEN_PID (the command's own pid) in the command's environment: an argv
    * prefix before the command, a shell's (`sh -c 'LISTEN_PID=$$ exec "$0" "$@"'`), or where there is no

@@ -1,11 +1,11 @@
-import type { Facts, HeldInput, Input, Out, Run, RunHeld, State, Tally } from './state.js';
+import type { Facts, HeldInput, Out, Run, RunHeld, State, Tally } from './state.js';
 import type { Snapshot } from './values.js';
 
 // The held sockets' decisions (--listen): who of a run took which socket, when a socket is done with (shut
 // down for every holder, so that clients are refused rather than left waiting), and the warning for a run
 // that took none. The sockets themselves, and the words, are the shell's (engine/listen/).
 
-const NOTHING: RunHeld = { took: [], takers: [], released: false, warned: false };
+export const NOTHING: RunHeld = { took: [], takers: [], released: false, warned: false };
 
 /** The held sockets, all open, at the start (none without --listen). */
 export function openAtStart(tally: Tally, facts: Facts): Tally {
@@ -32,7 +32,7 @@ function runOf(state: State, id: number): Run | undefined {
   return state.tally.beside?.run.id === id ? state.tally.beside.run : undefined;
 }
 
-function withRun(state: State, id: number, held: RunHeld): State {
+export function withRun(state: State, id: number, held: RunHeld): State {
   if ('run' in state && state.run.id === id) return { ...state, run: { ...state.run, held } } as State;
   const { beside } = state.tally;
   if (beside?.run.id !== id) return state;
@@ -72,6 +72,8 @@ export function heard(state: State, input: HeldInput, facts: Facts, out: Out): S
       const takers = held.takers.filter((taker) => taker.seen === 'kernel');
       return released(withRun(state, run.id, { ...held, takers, released: true }), out);
     }
+    case 'takers-sampled':
+      return state; // what the kernel showed came first (socket-taken); what it was asked for decides (step.ts)
   }
 }
 
@@ -105,33 +107,4 @@ function released(state: State, out: Out): State {
   if (done.length === 0) return state;
   const reason = all ? 'nothing of the run holds it' : 'the app closed it, or exited';
   return { ...state, tally: shut(state.tally, done, reason, out) };
-}
-
-/**
- * A run that ends by itself (or of failed health checks), or reaches its ready timeout, having taken no held
- * socket: one warning with the likely causes. Not for a stop gsup was asked for.
- */
-export function warnUntaken(state: State, input: Input, facts: Facts, out: Out): State {
-  const listen = facts.config.listen;
-  if (!listen || !('run' in state)) return state;
-  const { run } = state;
-  const held = run.held ?? NOTHING;
-  if (held.took.length > 0 || held.warned) return state;
-  let when: string;
-  if (input.kind === 'command-exit') {
-    if (input.run !== run.id || input.exit.errorCode !== undefined) return state;
-    const stopped = 'stop' in state && state.stop.cause !== 'unhealthy';
-    if (stopped || (state.phase !== 'running' && !('stop' in state))) return state;
-    when = 'ended';
-  } else {
-    if ((state.phase !== 'running' && state.phase !== 'daemons') || run.app !== 'waiting') return state;
-    when = 'reached its ready timeout';
-  }
-  const likely = listen.preload
-    ? "gsup's preload did not load (a script reset NODE_OPTIONS), or the server is no Node's (a native one, Bun)"
-    : 'the app does not use LISTEN_FDS (fds 3…), and --no-listen-preload leaves NODE_OPTIONS alone';
-  const names = listen.names.join(', ');
-  const message = `run ${run.id} ${when} without any process taking a held socket (${names}): ${likely}`;
-  out.push({ kind: 'log', level: 'warn', event: 'listen-untaken', message, fields: { run: run.id } });
-  return withRun(state, run.id, { ...held, warned: true });
 }

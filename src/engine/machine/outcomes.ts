@@ -1,6 +1,7 @@
 import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
 import { formatDuration } from './format.js';
 import { shutOpen } from './held.js';
+import { watchTakes } from './untaken.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { SignalName } from '../../platform/types.js';
 import type { Behind, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from './state.js';
@@ -26,6 +27,7 @@ export function spawn(tally: Tally, facts: Facts, out: Out): State {
   const run: Run = { id: tally.runs + 1, startedAt: facts.now, app: waitReady ? 'waiting' : 'ready' };
   out.push({ kind: 'spawn', run: run.id });
   if (waitReady && readyTimeout !== undefined) out.push({ kind: 'set-timer', name: 'ready-timeout', ms: readyTimeout });
+  watchTakes(run, facts, out);
   return { phase: 'running', tally: { ...tally, runs: run.id, behind: undefined }, run };
 }
 

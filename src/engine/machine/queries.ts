@@ -34,18 +34,23 @@ export function probesCount(state: State): boolean {
 }
 
 /**
- * What will end the run beside the current one (a reload's), if one is: the next run's ready timeout; a retiring
+ * What will end the run beside the current one (a reload's), if one is: the next run's ready timeout (then the
+ * kernel's last answer on who of it listens, which the shell always gives); a retiring
  * run's kill timeout (before SIGKILL); the looks that follow SIGKILL (any look ends it once SIGKILL has had
  * MAX_KILL_MS); its command's exit (its part of the tree is gone); or the stop of the whole tree under way (a run it
  * cut short: the stop's end ends it). `stuck`: none of these, which the machine never leaves a run in
  * (test/unit/machine/beside.test.ts walks it, and checks that the timer or look named is due).
  */
-export type BesideEnd = 'next-ready-timeout' | 'retire-kill-timeout' | 'looks' | 'exit' | 'stop' | 'stuck';
+export type BesideEnd =
+  'next-ready-timeout' | 'last-sample' | 'retire-kill-timeout' | 'looks' | 'exit' | 'stop' | 'stuck';
 
 export function besideEnds(state: State): BesideEnd | undefined {
   const beside = state.tally.beside;
   if (!beside || state.phase === 'done') return undefined;
-  if (beside.role === 'next') return state.phase === 'running' ? 'next-ready-timeout' : 'stuck';
+  if (beside.role === 'next') {
+    if (state.phase !== 'running') return 'stuck';
+    return beside.lastSample ? 'last-sample' : 'next-ready-timeout';
+  }
   if (beside.gone) return beside.exit ? 'stuck' : 'exit';
   if (beside.cause === 'cut') {
     const stopping = state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing';

@@ -2,6 +2,7 @@ import { describeExit, formatDuration } from './format.js';
 import { log } from './outcomes.js';
 import { beginRetire } from './retire.js';
 import { EMPTY_LEDGER } from './ledger.js';
+import { watchTakes } from './untaken.js';
 import type { Next, Retiring, Run } from './run.js';
 import type { Facts, In, Input, Out, State, Tally } from './state.js';
 import type { CommandExit } from './values.js';
@@ -132,12 +133,24 @@ export function nextReady(state: State, run: number, via: string, facts: Facts, 
     retired: old.id,
   });
   const current: State = { ...state, run: { ...next.run, app: 'ready' } };
+  watchTakes(next.run, facts, out);
   return beginRetire(current, old, 'reloaded', undefined, facts, out);
 }
 
 /**
- * Without --wait-ready a next run is ready at its first listen on a held socket: the word its report channel
- * carried (a word counts only for the run whose channel carried it), or what the kernel showed of it.
+ * The held sockets a next run takes before it is ready: each one the serving run took (a socket it left alone is
+ * none of the app's), or every one when what the serving run took is not known.
+ */
+function wanted(state: State, facts: Facts): { names: readonly string[]; of: string } {
+  const open = state.tally.open ?? facts.config.listen?.names ?? [];
+  const serving = 'run' in state ? state.run : undefined;
+  const took = (serving?.held?.took ?? []).filter((name) => open.includes(name));
+  return took.length > 0 ? { names: took, of: `run ${serving!.id} took` } : { names: open, of: 'gsup holds' };
+}
+
+/**
+ * Without --wait-ready a next run is ready once it listens on the held sockets it should take (wanted): the words
+ * its report channel carried (a word counts only for the run whose channel carried it), or what the kernel showed.
  */
 export function nextListened(
   state: State,
@@ -145,9 +158,13 @@ export function nextListened(
   facts: Facts,
   out: Out,
 ): State {
-  if (facts.config.waitReady || nextOf(state.tally)?.run.id !== input.run) return state;
+  const next = nextOf(state.tally);
+  if (facts.config.waitReady || next?.run.id !== input.run) return state;
+  const { names, of } = wanted(state, facts);
+  if (names.some((name) => !next.run.held?.took.includes(name))) return state;
   const how = input.seen === 'word' ? 'its first listen' : 'the kernel saw it listen';
-  return nextReady(state, input.run, `${how} on the held socket ${input.name}`, facts, out);
+  const on = names.length === 1 ? `the held socket ${names[0]}` : `every held socket ${of} (${names.join(', ')})`;
+  return nextReady(state, input.run, `${how} on ${on}`, facts, out);
 }
 
 /**
@@ -178,13 +195,36 @@ function nextFailed(state: State, next: Next, why: string, exit: CommandExit | u
   return beginRetire(counted, next.run, 'failed', exit, facts, out);
 }
 
-/** The next run's ready timeout. */
+/**
+ * The next run's ready timeout. Without --wait-ready the kernel is asked once more who of it listens (it is
+ * sampled, not watched: a run that says nothing may have listened since), and the reload fails after that.
+ */
 export function nextTimedOut(state: State, facts: Facts, out: Out): State {
   const next = nextOf(state.tally);
-  if (!next) return state;
+  if (!next || next.lastSample) return state;
+  if (!facts.config.listen || facts.config.waitReady) return notReady(state, next, facts, out);
+  out.push({ kind: 'sample-takers', run: next.run.id, why: 'next-ready' });
+  return { ...state, tally: { ...state.tally, beside: { ...next, lastSample: true } } };
+}
+
+/** The last sample of the next run is in: had it made the run ready, it would be no next run now. */
+export function nextSampled(state: State, run: number, facts: Facts, out: Out): State {
+  const next = nextOf(state.tally);
+  return next?.lastSample && next.run.id === run ? notReady(state, next, facts, out) : state;
+}
+
+function notReady(state: State, next: Next, facts: Facts, out: Out): State {
   const within = formatDuration(facts.config.readyTimeout ?? RELOAD_READY_MS);
-  const what = facts.config.waitReady ? 'did not say it was ready' : 'did not listen on a held socket';
-  return nextFailed(state, next, `${what} within ${within}`, undefined, facts, out);
+  if (facts.config.waitReady)
+    return nextFailed(state, next, `did not say it was ready within ${within}`, undefined, facts, out);
+  const took = next.run.held?.took ?? [];
+  const missing = wanted(state, facts).names.filter((name) => !took.includes(name));
+  const what =
+    took.length === 0
+      ? 'did not listen on a held socket'
+      : `did not listen on the held socket(s) ${missing.join(', ')}`;
+  const it = took.length === 0 ? '' : ` (it took ${took.join(', ')})`;
+  return nextFailed(state, next, `${what} within ${within}${it}`, undefined, facts, out);
 }
 
 /**
@@ -226,6 +266,7 @@ export function besideExit(state: State, input: Extract<Input, { kind: 'command-
   // Its ready timeout goes on, as the current run's (a failed start, as --ready-timeout says).
   const left = (facts.config.readyTimeout ?? RELOAD_READY_MS) - (facts.now - next.run.startedAt);
   out.push({ kind: 'set-timer', name: 'ready-timeout', ms: Math.max(0, left) });
+  watchTakes(next.run, facts, out);
   const { reloads } = state.tally;
   const tally: Tally = { ...state.tally, beside: undefined, reloads: { ...reloads, runs: reloads.runs - 1 } };
   return beginRetire({ phase: 'running', tally, run: next.run }, old, 'exited', exit, facts, out);

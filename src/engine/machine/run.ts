@@ -48,6 +48,8 @@ export type Beside = Next | Retiring;
 export interface Next {
   readonly role: 'next';
   readonly run: Run;
+  /** Its ready timeout came: the kernel is asked one last time who of it listens, and the reload fails after. */
+  readonly lastSample?: boolean;
 }
 
 /**
@@ -86,3 +88,19 @@ export interface Reloads {
 }
 
 export const NO_RELOADS: Reloads = { ok: 0, failed: 0, killed: 0, runs: 0, pending: undefined };
+
+/**
+ * Why the kernel is asked who of a run takes a held socket now: a next run's ready timeout came (one last look
+ * before the reload fails), or a run is old enough to be warned of a held socket none of it took.
+ */
+export type SampleWhy = 'next-ready' | 'untaken';
+
+/** What a run said of the held sockets on its report channel (or the kernel showed: `via`), and the channel's end. */
+export type HeldInput =
+  /** `word`: its own, on the report channel; `kernel`: seen watching it (epoll) or in accept(2) on it. */
+  | { kind: 'socket-taken'; run: number; name: string; pid: number; seen: 'word' | 'kernel' }
+  | { kind: 'socket-closed'; run: number; name: string; pid: number }
+  /** Every holder of run N's report channel is gone (its EOF). */
+  | { kind: 'report-closed'; run: number }
+  /** The kernel was asked (sample-takers): what it showed came first, as socket-taken. */
+  | { kind: 'takers-sampled'; run: number; why: SampleWhy };

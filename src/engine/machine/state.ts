@@ -2,10 +2,18 @@ import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.j
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
 import type { Ledger, Target } from './ledger.js';
-import { NO_RELOADS, type Beside, type Reloads, type RetireCause, type Run } from './run.js';
+import {
+  NO_RELOADS,
+  type Beside,
+  type HeldInput,
+  type Reloads,
+  type RetireCause,
+  type Run,
+  type SampleWhy,
+} from './run.js';
 import type { CommandExit, Pm2Manager, Route, Snapshot } from './values.js';
 
-export type { AppWord, Beside, Reloads, Run, RunHeld, Taker } from './run.js';
+export type { AppWord, Beside, HeldInput, Reloads, Run, RunHeld, SampleWhy, Taker } from './run.js';
 export type { Route } from './values.js';
 
 // The machine's values: its state (the phase with its data), what happens to
@@ -24,7 +32,8 @@ export type TimerName =
   | 'health'
   | 'ready-timeout'
   | 'next-ready-timeout'
-  | 'retire-kill-timeout';
+  | 'retire-kill-timeout'
+  | 'untaken';
 
 /** What step may read but not change: the settings, the time now, this system's signal numbers. */
 export interface Facts {
@@ -200,14 +209,6 @@ export type Input =
   /** Before run N's spawn: the held sockets that could not be had again (their port taken), none when all listen. */
   | { kind: 'sockets-checked'; run: number; lost: readonly string[] };
 
-/** What a run said of the held sockets on its report channel (or the kernel showed: `via`), and the channel's end. */
-export type HeldInput =
-  /** `word`: its own, on the report channel; `kernel`: seen watching it (epoll) or in accept(2) on it. */
-  | { kind: 'socket-taken'; run: number; name: string; pid: number; seen: 'word' | 'kernel' }
-  | { kind: 'socket-closed'; run: number; name: string; pid: number }
-  /** Every holder of run N's report channel is gone (its EOF). */
-  | { kind: 'report-closed'; run: number };
-
 export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
 
 /** What to do, as values: the shell carries them out in order. */
@@ -267,6 +268,8 @@ export type Effect =
   /** The last reap before the exit: zombies whose threads are still exiting are waited for. */
   | { kind: 'sweep' }
   | { kind: 'end'; exitCode: number; exit: CommandExit }
+  /** Ask the kernel now who of run N takes a held socket (answered by socket-taken inputs, then `takers-sampled`). */
+  | { kind: 'sample-takers'; run: number; why: SampleWhy }
   /** Before run N's spawn: is each held socket still listening? (answered by `sockets-checked`) */
   | { kind: 'check-sockets'; run: number }
   /** These held sockets are done with: shut down for every holder (new connections refused), and closed. */

@@ -2,12 +2,13 @@ import type { SignalName } from '../../platform/types.js';
 import { afterExit, childGone, commandExit, DAEMON_POLL_MS } from './after-exit.js';
 import { fault, swept } from './end.js';
 import { formatDuration } from './format.js';
-import { heard, looked as heldLooked, openAtStart, shutOpen, warnUntaken } from './held.js';
+import { heard, looked as heldLooked, openAtStart, shutOpen } from './held.js';
+import { untakenDue, untakenSampled, warnUntaken } from './untaken.js';
 import { stopRound } from './ledger.js';
 import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
-import { besideExit, nextListened, nextTimedOut, reloadSignal, settleReload } from './reload.js';
+import { besideExit, nextListened, nextSampled, nextTimedOut, reloadSignal, settleReload } from './reload.js';
 import { retireChildGone, retireExit, retireKillTimeout, retireLooked, retireWithTree, retiringOf } from './retire.js';
 import { runOn } from './queries.js';
 import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
@@ -66,6 +67,9 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'socket-closed':
     case 'report-closed':
       return heard(state, input, facts, out);
+    case 'takers-sampled':
+      if (input.why === 'next-ready') return nextSampled(state, input.run, facts, out);
+      return untakenSampled(state, input.run, facts, out);
     case 'sockets-checked':
       return socketsChecked(state, input.run, input.lost, facts, out);
   }
@@ -190,6 +194,8 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       return nextTimedOut(state, facts, out);
     case 'retire-kill-timeout':
       return retireKillTimeout(state, facts, out);
+    case 'untaken':
+      return untakenDue(state, facts, out);
     case 'check':
       return state; // the shell's own watch for a lost SIGCHLD
   }

@@ -228,7 +228,7 @@ class Supervisor implements Shell {
   }
 
   private spawn(id: number, terminal: string[] | undefined, current: boolean): CommandRun {
-    const run = this.parts.spawnRun(id, this.args, terminal);
+    const run = this.parts.spawnRun(id, this.args, terminal, !current);
     const { pid } = run;
     if (pid !== undefined) {
       this.parts.children.nodeChildren.add(pid);
@@ -245,6 +245,7 @@ class Supervisor implements Shell {
     if (next?.id !== to) return;
     [this.run, this.beside] = [next, this.run];
     this.parts.tree.setCurrent(to);
+    this.parts.listen?.samples.settled(to);
     this.health?.started(kept);
   }
 

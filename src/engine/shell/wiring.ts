@@ -83,9 +83,9 @@ export function wire(
   if (listen && options.status) options.status.listenQueue = () => listen.sockets.queue();
   /**
    * Run `id` of the command: in the start directory, with this gsup's mark (and NOTIFY_SOCKET) in its
-   * environment, and under --listen the held sockets at fds 3…
+   * environment, and under --listen the held sockets at fds 3… (`next`: a reload's next run, not current yet).
    */
-  const spawnRun = (id: number, args: string[], terminal?: string[]) => {
+  const spawnRun = (id: number, args: string[], terminal: string[] | undefined, next: boolean) => {
     const marked = provenance.env(env, id);
     const { env: readyEnv, ipc } = ready?.started(id, marked) ?? { env: marked, ipc: undefined };
     const handed = listen?.handover.started(id, readyEnv);
@@ -96,7 +96,7 @@ export function wire(
     } finally {
       handed?.spawned();
     }
-    listen?.samples.started(id, run.pid);
+    listen?.samples.started(id, run.pid, next);
     deaths.newRun(run.sent);
     const line = [command, ...args].join(' ');
     void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));

@@ -62,7 +62,8 @@ const running = () => step(initialState(), { kind: 'start', stopFirst: undefined
 describe('--listen: the held sockets in the pure step', () => {
   it('the start: every socket open, run 1 spawned at once (its sockets were bound and checked just now)', () => {
     const { state, effects } = step(initialState(), { kind: 'start', stopFirst: undefined }, facts());
-    expect(kinds(effects)).toEqual(['spawn']);
+    expect(kinds(effects)).toEqual(['spawn', 'set-timer']);
+    expect(effects[1]).toEqual({ kind: 'set-timer', name: 'untaken', ms: 10_000 });
     expect(state.tally.open).toEqual(['web', 'admin']);
     // Without --listen: nothing open, nothing to check.
     const plain = step(initialState(), { kind: 'start', stopFirst: undefined }, facts({ listen: undefined }));
@@ -197,7 +198,8 @@ describe('--listen: the held sockets in the pure step', () => {
     const { effects } = steps(running(), [exit(1)], { restart: 'always' });
     expect(warnings(effects)).toEqual([
       'run 1 ended without any process taking a held socket (web, admin): ' +
-        "gsup's preload did not load (a script reset NODE_OPTIONS), or the server is no Node's (a native one, Bun)",
+        "the app listens on another port or address (left to it), gsup's preload did not load (a script reset " +
+        "NODE_OPTIONS), or the server is no Node's (a native one, Bun)",
     ]);
     const noPreload = steps(running(), [exit(1)], { listen: { ...listen, preload: false } });
     expect(warnings(noPreload.effects)).toEqual([

@@ -125,16 +125,17 @@ describe.runIf(linux)('held sockets through libc', () => {
     await line(python);
     // accept(2) shows once the thread sleeps in it: asked until then. (Before node starts: Node makes the
     // socket non-blocking, for every holder, and a Python accept() then fails at once.)
-    const takes = (process_: ChildProcess) => socketTakers(process_.pid!, inodes).length;
-    for (let attempt = 0; attempt < 200 && takes(python) === 0; attempt++) await new Promise((r) => setTimeout(r, 10));
+    const takes = async (process_: ChildProcess) => (await socketTakers(process_.pid!, inodes)).length;
+    const wait = () => new Promise((resolve) => setTimeout(resolve, 10));
+    for (let attempt = 0; attempt < 200 && (await takes(python)) === 0; attempt++) await wait();
     const node = child(socket.fd, process.execPath, [
       '-e',
       "require('net').createServer().listen({ fd: 3 }, () => console.log('ready'))",
     ]);
     await line(node);
     // Node's loop adds it to its epoll set at its next turn, after the listen callback.
-    for (let attempt = 0; attempt < 200 && takes(node) === 0; attempt++) await new Promise((r) => setTimeout(r, 10));
-    expect([holder, python, node].map(takes)).toEqual([0, 1, 1]);
-    expect(socketTakers(python.pid!, inodes)).toEqual([{ pid: python.pid, ino: socket.ino }]);
+    for (let attempt = 0; attempt < 200 && (await takes(node)) === 0; attempt++) await wait();
+    expect(await Promise.all([holder, python, node].map(takes))).toEqual([0, 1, 1]);
+    expect(await socketTakers(python.pid!, inodes)).toEqual([{ pid: python.pid, ino: socket.ino }]);
   });
 });
