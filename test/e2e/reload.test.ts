@@ -16,10 +16,11 @@ import { freePort } from '../helpers/net.js';
 
 const APP = fixture('reload-app.js');
 
-type What = 'signal: SIGTERM' | 'signal: SIGINT' | 'signal: SIGUSR1' | 'listening' | 'said ready' | 'ready';
+type What =
+  'signal: SIGTERM' | 'signal: SIGINT' | 'signal: SIGUSR1' | 'listening' | 'listening2' | 'said ready' | 'ready';
 /** The lines run R's fixture printed that begin with `what`. */
 const linesOf = (run: Run, what: What, of: number) =>
-  run.stdout.filter((line) => line.startsWith(what) && new RegExp(` run=${of}( |$)`).test(line));
+  run.stdout.filter((line) => line.startsWith(`${what} `) && new RegExp(` run=${of}( |$)`).test(line));
 const timeOf = (line: string | undefined) => BigInt(/ t=(\d+)/.exec(line ?? '')?.[1] ?? '0');
 const pidOf = (run: Run, of: number) => Number(/pid: (\d+)/.exec(linesOf(run, 'ready', of)[0] ?? '')?.[1]);
 
@@ -172,6 +173,56 @@ describe('--reload-signal: a new run beside the serving one, on the socket gsup 
     // gsup_last_exit_code speaks of the current run only: run 2's exit 3 is not it.
     expect(metrics).toContain('# TYPE gsup_last_exit_code gauge\n# HELP');
     promtoolClean(metrics);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('--reload-signal: when the next run has listened (the review of issue 32)', () => {
+  it('a next run that says nothing (--no-listen-preload, LISTEN_FDS) is seen listening by the kernel, sampled steadily', async () => {
+    const port = await freePort();
+    const args = ['-v', '--listen', `127.0.0.1:${port}`, '--no-listen-preload', '--reload-signal', 'HUP'];
+    // Run 2 listens 4 s after its start: sampled every 250 ms it is seen at once, where samples that back off
+    // (250 ms, then twice as long each time) would look next at 7.75 s.
+    const run = gsup([...args, '--', 'node', APP, '--fds', '--slow-run', '2:4000']);
+    await run.ready('reload-app');
+    await said(run, /run 1: pid \d+ took the held socket \S+ \(seen by the kernel\)/);
+    let over = false;
+    const loading = load(port, 5, 60_000, () => over);
+    run.signal('SIGHUP');
+    await said(run, /run 2 is ready \(the kernel saw it listen on the held socket \S+\)/);
+    await said(run, /run 1 retired in/);
+    over = true;
+    const counts = await loading;
+    expect(counts).toMatchObject({ refused: 0, reset: 0, timeout: 0 });
+    expect(counts.ok).toBeGreaterThan(10);
+    const term = linesOf(run, 'signal: SIGTERM', 1);
+    expect(term).toHaveLength(1);
+    const listened = timeOf(linesOf(run, 'listening', 2)[0]);
+    expect(timeOf(term[0])).toBeGreaterThan(listened);
+    // Seen within 2 s of its listen (a sample every 250 ms; under load, some more), not at 7.75 s.
+    expect(Number(timeOf(term[0]) - listened) / 1e6).toBeLessThan(2000);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 2)}\n` });
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+
+  it('two held sockets: the next run is ready once it listens on both (the old run took both), not at its first', async () => {
+    const [web, admin] = [await freePort(), await freePort()];
+    const held = ['--listen', `web=127.0.0.1:${web}`, '--listen', `admin=127.0.0.1:${admin}`];
+    const app = ['node', APP, '--port', `${web}`, '--port2', `${admin}`, '--second-run', '2:1500'];
+    const run = gsup(['-v', ...held, '--reload-signal', 'HUP', '--', ...app]);
+    await run.ready('reload-app');
+    await said(run, /run 1: pid \d+ took the held socket admin/);
+    await said(run, /run 1: pid \d+ took the held socket web/);
+    run.signal('SIGHUP');
+    await said(run, /run 2 is ready \(its first listen on every held socket run 1 took \(web, admin\)\)/);
+    await said(run, /run 1 retired in/);
+    const term = linesOf(run, 'signal: SIGTERM', 1);
+    expect(term).toHaveLength(1);
+    // Run 1 got SIGTERM only after run 2's second listen (1.5 s after its first).
+    expect(timeOf(term[0])).toBeGreaterThan(timeOf(linesOf(run, 'listening2', 2)[0]));
+    for (const port of [web, admin]) expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 2)}\n` });
     run.signal('SIGTERM');
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
