@@ -419,6 +419,28 @@ describe('--listen: gsup never accepts, and restarts refuse nothing', () => {
   });
 });
 
+describe('--listen: a held socket nobody takes', () => {
+  it('a run that took one of two held sockets is warned of the other, once, 10 s after its start', async () => {
+    const [web, admin] = await ports(2);
+    const held = ['--listen', `web=127.0.0.1:${web}`, '--listen', `admin=127.0.0.1:${admin}`];
+    const run = gsup([...held, '--', 'node', fixture('reload-app.js'), '--port', `${web}`]);
+    await run.ready('reload-app');
+    const warning = /run 1 has not taken the held socket\(s\) admin (\S+) after its start \(it took web\)/;
+    const match = await run.waitForLine(warning, { stream: 'stderr', timeoutMs: 20_000 });
+    const after = Number(/^([\d.]+)s$/.exec(match[1])?.[1]);
+    expect(after).toBeGreaterThanOrEqual(10);
+    // Samples go on (every 2 s by then) and say nothing more: one line, not one a sample.
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+    const untaken = /has not taken the held socket|has taken no held socket|without any process taking/;
+    expect(
+      run.stderr.filter((each) => untaken.test(each)),
+      run.transcript(),
+    ).toEqual([match.input]);
+  });
+});
+
 describe('--listen: the final stop', () => {
   it('no run follows (--on-exit exit): a process left behind with the socket does not keep it listening', async () => {
     const [port] = await ports(1);
