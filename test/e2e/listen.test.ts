@@ -120,6 +120,29 @@ describe('--listen: the sockets gsup holds', () => {
     }
   });
 
+  it("a usage error after the sockets are held (the status port taken): 125, and no preload's folder left", async () => {
+    const busy = createServer();
+    const [port, taken] = await ports(2);
+    await new Promise<void>((resolve) => busy.listen(taken, '0.0.0.0', resolve));
+    const preloads = () => readdirSync(tmpdir()).filter((name) => name.startsWith('gsup-preload-'));
+    try {
+      const run = gsup(['--listen', `127.0.0.1:${port}`, '--status-port', `${taken}`, '--', 'echo', 'started']);
+      expect((await run.finished()).code).toBe(125);
+      expect(run.stderr).toEqual([expect.stringMatching(/^gsup: cannot serve the status endpoint on .*EADDRINUSE/)]);
+      expect(run.stdout).toEqual([]);
+      // TMPDIR (this file's own folder, as /tmp: 1777) is where the preload is copied when it is.
+      expect(preloads()).toEqual([]);
+      // And where it is copied, it goes at the end.
+      const ran = gsup(['-vv', '--listen', `127.0.0.1:${port}`, '--', 'echo', 'started']);
+      expect((await ran.finished()).code).toBe(0);
+      const copied = ran.stderr.find((line) => line.includes('listen preload at '));
+      expect(copied, ran.transcript()).toContain(`${tmpdir()}/gsup-preload-`);
+      expect(preloads()).toEqual([]);
+    } finally {
+      busy.close();
+    }
+  });
+
   it('a privileged port as another user than root: 125, one line that says why', async () => {
     const start = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'latin1'));
     if (process.getuid?.() !== 0 || !(start > 1)) {
