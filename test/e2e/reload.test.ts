@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks, type Run } from '../helpers/gsup.js';
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
 import { allProcs, waitFor } from '../helpers/proc.js';
@@ -223,6 +223,28 @@ describe('--reload-signal: when the next run has listened (the review of issue 3
     // Run 1 got SIGTERM only after run 2's second listen (1.5 s after its first).
     expect(timeOf(term[0])).toBeGreaterThan(timeOf(linesOf(run, 'listening2', 2)[0]));
     for (const port of [web, admin]) expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 2)}\n` });
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe("--reload-signal: the preload's copy, named by the serving run", () => {
+  it('removed under a serving run (a temp cleaner): written again at the same path, so its Node children still start', async () => {
+    const port = await freePort();
+    const args = ['-vv', '--listen', `127.0.0.1:${port}`, '--reload-signal', 'HUP', '--ready-timeout', '2s'];
+    const run = gsup([...args, '--', 'node', APP, '--port', `${port}`, '--child', '--never-run', '2']);
+    await run.ready('reload-app');
+    const path = (await said(run, /listen preload at (\S+)/))[1];
+    await said(run, /run 1: pid \d+ took the held socket/);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)} child=0\n` });
+    rmSync(dirname(path), { recursive: true });
+    // Run 2's spawn checks the copy first: written again, where run 1's NODE_OPTIONS names it.
+    run.signal('SIGHUP');
+    const again = await said(run, /the listen preload was copied again, (at|to) (\S+)/);
+    expect(again[2]).toBe(path);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)} child=0\n` });
+    await said(run, /run 2 did not listen on a held socket within 2\.00s: the reload failed, run 1 keeps serving/);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)} child=0\n` });
     run.signal('SIGTERM');
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });

@@ -1,4 +1,14 @@
-import { chmodSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../log.js';
@@ -71,6 +81,16 @@ interface Copy {
   ino: number;
 }
 
+/** `code` written to `path` in gsup's own `folder` (0444), checked: the copy, or an error thrown. */
+function writeCopy(code: Buffer, folder: string, path: string): Copy {
+  writeFileSync(path, code, { mode: 0o444, flag: 'wx' });
+  chmodSync(path, 0o444);
+  const why = writableByOthers(path) ?? closedToOthers(path);
+  if (why !== undefined) throw new Error(why);
+  const stat = lstatSync(path);
+  return { path, folder, dev: stat.dev, ino: stat.ino };
+}
+
 /** A fresh copy of `code` in a new folder of one of `folders` (0755, the file 0444), or why none could be had. */
 function copyInto(code: Buffer, folders: readonly string[]): Copy | string {
   const refused: string[] = [];
@@ -79,19 +99,36 @@ function copyInto(code: Buffer, folders: readonly string[]): Copy | string {
     try {
       folder = mkdtempSync(join(realpathSync(base), 'gsup-preload-'));
       chmodSync(folder, 0o755);
-      const path = join(folder, 'listen-preload.cjs');
-      writeFileSync(path, code, { mode: 0o444, flag: 'wx' });
-      chmodSync(path, 0o444);
-      const why = writableByOthers(path) ?? closedToOthers(path);
-      if (why !== undefined) throw new Error(why);
-      const stat = lstatSync(path);
-      return { path, folder, dev: stat.dev, ino: stat.ino };
+      return writeCopy(code, folder, join(folder, 'listen-preload.cjs'));
     } catch (error) {
       if (folder) rmSync(folder, { recursive: true, force: true });
       refused.push(`${base}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   return `no folder for the listen preload (${refused.join('; ')})`;
+}
+
+/**
+ * `code` again at the copy's own path: the processes of a run name it in their NODE_OPTIONS, and one that starts
+ * a Node child later hands that on (a path that is gone would stop the child: Node refuses a --require it cannot
+ * load). Written beside it and renamed over it, so that no moment lacks it. The folder must be gsup's own: one that
+ * was removed is made again (mkdir fails where someone else made it first). Throws when it cannot be done.
+ */
+function copyAgain(code: Buffer, copy: Copy): Copy {
+  const folder = lstatSync(copy.folder, { throwIfNoEntry: false });
+  if (!folder) mkdirSync(copy.folder, { mode: 0o755 });
+  else if (!folder.isDirectory() || folder.uid !== process.geteuid?.()) throw new Error(`${copy.folder} is not gsup's`);
+  chmodSync(copy.folder, 0o755);
+  const beside = `${copy.path}.new`;
+  rmSync(beside, { force: true });
+  try {
+    const fresh = writeCopy(code, copy.folder, beside);
+    renameSync(beside, copy.path);
+    return { ...fresh, path: copy.path };
+  } catch (error) {
+    rmSync(beside, { force: true });
+    throw error;
+  }
 }
 
 /** Why the copy is not what was written (removed, replaced, its mode changed), or undefined. */
@@ -107,17 +144,26 @@ function changed(copy: Copy): string | undefined {
   }
 }
 
-/** A copy that was written; `undefined` once it is gone and could not be had again. */
+/**
+ * A copy that was written: `copy`, undefined once it is gone and could not be had again; `home`, the path runs
+ * name, kept while it can be written again.
+ */
 class Installed implements PreloadFile {
   private said = false;
   private removed = false;
+  private home: Copy;
+  /** The folders gsup made: removed at its end (while they are still its own). */
+  private readonly made = new Set<string>();
 
   constructor(
     private readonly logger: Logger,
     private readonly code: Buffer,
     private readonly folders: readonly string[],
     private copy: Copy | undefined,
-  ) {}
+  ) {
+    this.home = copy!;
+    this.made.add(this.home.folder);
+  }
 
   get path(): string | undefined {
     return this.copy?.path;
@@ -127,33 +173,46 @@ class Installed implements PreloadFile {
     if (this.removed) return appNodeOptions;
     const why = this.copy ? changed(this.copy) : 'there is no copy of the listen preload';
     if (why === undefined) return withPreload(appNodeOptions, this.copy!.path);
-    if (this.copy) this.forget(this.copy);
-    // gsup's own bytes, read at start: what was changed on disk is never what is copied again.
-    const fresh = copyInto(this.code, this.folders);
+    // gsup's own bytes, read at start: what was changed on disk is never what is copied again. At the same path
+    // when it can be (processes of runs name it), else in a new folder.
+    const fresh = this.again() ?? copyInto(this.code, this.folders);
     if (typeof fresh === 'string') {
+      this.copy = undefined;
       if (!this.said) this.logger.warn('listen-preload', `${why}, and ${fresh}: runs start without the preload`);
       this.said = true;
       return appNodeOptions;
     }
-    this.copy = fresh;
-    this.said = false;
-    this.logger.warn('listen-preload', `${why}: the listen preload was copied again, to ${fresh.path}`);
+    const where =
+      fresh.path === this.home.path ? `at ${fresh.path}` : `to ${fresh.path} (${this.home.folder} cannot be had again)`;
+    [this.copy, this.home, this.said] = [fresh, fresh, false];
+    this.made.add(fresh.folder);
+    this.logger.warn('listen-preload', `${why}: the listen preload was copied again, ${where}`);
     return withPreload(appNodeOptions, fresh.path);
   }
 
-  remove(): void {
-    this.removed = true;
-    if (this.copy) this.forget(this.copy);
+  /** The copy written again at the path runs name, or undefined. */
+  private again(): Copy | undefined {
+    try {
+      return copyAgain(this.code, this.home);
+    } catch (error) {
+      this.logger.debug('listen-preload', `${this.home.path} not written again (${String(error)})`);
+      return undefined;
+    }
   }
 
-  /** The folder goes (it is gsup's, 0755: no one else can have put anything in it). */
-  private forget(copy: Copy): void {
+  /** The folders go (gsup's, 0755: no one else can have put anything in them), once no run is left to name them. */
+  remove(): void {
+    this.removed = true;
     this.copy = undefined;
-    try {
-      if (lstatSync(copy.folder, { throwIfNoEntry: false })?.isDirectory()) rmSync(copy.folder, { recursive: true });
-    } catch (error) {
-      this.logger.debug('listen-preload', `${copy.folder} not removed (${String(error)})`);
+    for (const folder of this.made) {
+      try {
+        const stat = lstatSync(folder, { throwIfNoEntry: false });
+        if (stat?.isDirectory() && stat.uid === process.geteuid?.()) rmSync(folder, { recursive: true });
+      } catch (error) {
+        this.logger.debug('listen-preload', `${folder} not removed (${String(error)})`);
+      }
     }
+    this.made.clear();
   }
 }
 

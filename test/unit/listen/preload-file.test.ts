@@ -3,6 +3,7 @@ import {
   existsSync,
   lstatSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -35,11 +36,11 @@ function setUp(folders?: string[]) {
   const source = join(folder(), 'listen-preload.cjs');
   writeFileSync(source, '// the preload\n');
   const lines: string[] = [];
-  const logger = new Logger({ verbosity: 2, write: (line) => lines.push(line) });
+  const logger = new Logger({ write: (line) => lines.push(line) });
   const preload = installPreload(logger, { source, folders: folders ?? [folder()] });
   if (typeof preload === 'string') throw new Error(preload);
   copies.push(preload);
-  return { preload, lines, path: preload.path!, warnings: () => lines.filter((line) => !line.includes('preload at')) };
+  return { preload, lines, path: preload.path!, warnings: () => lines };
 }
 
 const mode = (path: string) => lstatSync(path).mode & 0o7777;
@@ -80,20 +81,43 @@ describe('the listen preload file', () => {
     expect(lines.filter((line) => line.includes('warn'))).toEqual([]);
   });
 
-  it('removed or made unreadable: copied again from what gsup read at start, with one line', () => {
+  it('removed, replaced or made unreadable: copied again at the same path (runs name it), with one line', () => {
     const { preload, path, warnings } = setUp();
     rmSync(dirname(path), { recursive: true });
-    const again = preload.path;
+    expect(preload.nodeOptions('--x')).toBe(`--x --require "${path}"`);
+    expect(preload.path).toBe(path);
+    expect(readFileSync(path, 'utf8')).toBe('// the preload\n');
+    expect([mode(dirname(path)), mode(path)]).toEqual([0o755, 0o444]);
+    expect(warnings()).toEqual([
+      `[gsup] ${path} cannot be read (ENOENT): the listen preload was copied again, at ${path}\n`,
+    ]);
+    chmodSync(path, 0o000);
+    expect(preload.nodeOptions('--x')).toBe(`--x --require "${path}"`);
+    expect(warnings()[1]).toMatch(/has mode 0: the listen preload was copied again, at /);
+    // Replaced by something else (another inode): gsup's own bytes again, nothing left beside it.
+    rmSync(path, { force: true });
+    writeFileSync(path, '// not the preload\n', { mode: 0o444 });
+    expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+    expect(readFileSync(path, 'utf8')).toBe('// the preload\n');
+    expect(warnings()[2]).toMatch(/was replaced: the listen preload was copied again, at /);
+    expect(readdirSync(dirname(path))).toEqual(['listen-preload.cjs']);
+  });
+
+  it('its folder taken by something not gsup’s: a new folder, said with the old one; both gone at the end', () => {
+    const { preload, path, warnings } = setUp();
+    rmSync(dirname(path), { recursive: true });
+    writeFileSync(dirname(path), 'squatter'); // as another user's file there would be
     const options = preload.nodeOptions('--x');
-    expect(preload.path).not.toBe(again);
+    expect(preload.path).not.toBe(path);
     expect(options).toBe(`--x --require "${preload.path}"`);
-    expect(readFileSync(preload.path!, 'utf8')).toBe('// the preload\n');
-    expect(warnings()).toHaveLength(1);
-    expect(warnings()[0]).toMatch(/cannot be read \(ENOENT\): the listen preload was copied again/);
-    chmodSync(preload.path!, 0o000);
-    preload.nodeOptions('--x');
-    expect(warnings()).toHaveLength(2);
-    expect(warnings()[1]).toMatch(/has mode 0: the listen preload was copied again/);
+    expect(warnings()).toEqual([
+      `[gsup] ${path} cannot be read (ENOTDIR): the listen preload was copied again, to ${preload.path} ` +
+        `(${dirname(path)} cannot be had again)\n`,
+    ]);
+    const moved = preload.path!;
+    preload.remove();
+    expect(existsSync(dirname(moved))).toBe(false);
+    expect(readFileSync(dirname(path), 'utf8')).toBe('squatter'); // not gsup's: left alone
   });
 
   it("when no copy can be had again, runs start without it: the app's options as given, said once", () => {
