@@ -108,6 +108,18 @@ describe('--listen: the sockets gsup holds', () => {
         [['--listen', 'web=65536'], /^gsup: invalid value "web=65536" for --listen: port "65536" is not 1-65535$/],
         [['--listen', 'web=8080', '--listen', 'web=[::1]:8081'], /^gsup: the name "web" is given twice for --listen/],
         [['--listen', 'localhost:8080'], /"localhost" is no literal address \(no name is looked up\)$/],
+        [
+          ['--listen', '080'],
+          /^gsup: invalid value "080" for --listen: port "080" has a leading zero: write it without$/,
+        ],
+        [
+          ['--listen', '[fe80::1]'],
+          /^gsup: invalid value "\[fe80::1\]" for --listen: no port: expected \[IPv6\]:PORT$/,
+        ],
+        [
+          ['--listen', '[fe80::1]:8080'],
+          /^gsup: invalid value "\[fe80::1\]:8080" for --listen: "fe80::1" is link-local/,
+        ],
       ];
       for (const [args, line] of cases) {
         const run = gsup([...args, '--', 'echo', 'started']);

@@ -32,8 +32,12 @@ export function parseListen(text: string): ListenAddress | string {
 
 function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   if (/^\d+$/.test(text)) return withPort(text, undefined, undefined);
+  if (/^\[[^\]]*\]$/.test(text)) return 'no port: expected [IPv6]:PORT';
   const v6 = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
-  if (v6) return isIPv6(v6[1]) ? withPort(v6[2], v6[1], 6) : `${JSON.stringify(v6[1])} is no IPv6 address`;
+  if (v6)
+    return isIPv6(v6[1])
+      ? (ipv6Refused(v6[1]) ?? withPort(v6[2], v6[1], 6))
+      : `${JSON.stringify(v6[1])} is no IPv6 address`;
   const colon = text.lastIndexOf(':');
   if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
   const host = text.slice(0, colon);
@@ -42,7 +46,21 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   return withPort(text.slice(colon + 1), host, 4);
 }
 
+/** An IPv6 address a bind would refuse with a word that says little (EINVAL): why, or undefined. */
+function ipv6Refused(host: string): string | undefined {
+  const shown = JSON.stringify(host);
+  if (host.includes('%')) return `${shown} has a zone (%…), which --listen does not take`;
+  // fe80::/10: bound only with an interface, which a zone would name.
+  if (/^fe[89ab]/i.test(host))
+    return `${shown} is link-local: it is bound only with an interface, which --listen does not take`;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(host);
+  if (mapped) return `${shown} is an IPv4 address in IPv6 form: write ${mapped[1]}:PORT`;
+  return undefined;
+}
+
 function withPort(text: string, host: string | undefined, family: 4 | 6 | undefined) {
+  // A leading zero reads as octal to some tools (080): which port was meant is not for gsup to guess.
+  if (/^0\d/.test(text)) return `port ${JSON.stringify(text)} has a leading zero: write it without`;
   const port = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!(port >= 1 && port <= 65535)) return `port ${JSON.stringify(text)} is not 1-65535`;
   return { host, family, port };
