@@ -231,7 +231,10 @@ class Supervisor implements Shell {
     const run = this.parts.spawnRun(id, this.args, terminal);
     const { pid } = run;
     if (pid !== undefined) (this.parts.children.nodeChildren.add(pid), this.parts.tree.setCommand(pid, id, current));
-    run.spawned.exited.then((exit) => this.queue.push({ kind: 'command-exit', run: run.id, exit }));
+    run.spawned.exited.then((exit) => {
+      if (pid !== undefined) this.parts.tree.wasReaped(pid); // Node reaped it: its pid may name another process now
+      this.queue.push({ kind: 'command-exit', run: run.id, exit });
+    });
     return run;
   }
 
