@@ -7,6 +7,7 @@ import { windowsPlatform } from './windows/platform.js';
 export type {
   ChildHandle,
   EnvironRead,
+  GroupLeaver,
   NotifySocket,
   Platform,
   ProcessInfo,

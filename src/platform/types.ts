@@ -45,6 +45,17 @@ export interface SendMoment {
   readonly pidMax: number | undefined;
 }
 
+/**
+ * A member of a group sent a signal as a group, found outside it right after (setsid, setpgid): `pgid`, its group
+ * now; `signal`, the signal in its /proc/PID/status then (pending: SigPnd or ShdPnd; blocked: SigBlk; ignored:
+ * SigIgn; caught: SigCgt), undefined when not read.
+ */
+export interface GroupLeaver {
+  readonly info: ProcessInfo;
+  readonly pgid: number;
+  readonly signal: { pending: boolean; blocked: boolean; ignored: boolean; caught: boolean } | undefined;
+}
+
 /** The user and group a process runs as (its real and effective ids, the same). */
 export interface ProcessUser {
   uid: number;
@@ -149,6 +160,8 @@ export interface Platform {
    * whose fork is under way). Absent where start times cannot be placed.
    */
   sendMoment?(): SendMoment;
+  /** Right after a group send: its planned members (a bounded count) alive outside the group now, and why. */
+  leftGroup?(members: readonly ProcessInfo[], pgid: number, signal: SignalName): GroupLeaver[];
   /**
    * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
    * wait for the tree can look again at once. Returns the unsubscribe.

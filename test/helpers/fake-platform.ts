@@ -54,6 +54,8 @@ export class FakePlatform implements Platform {
     lastPid: Math.max(0, ...this.processes.keys()),
     pidMax: 4_194_304,
   });
+  /** Who of a group's planned members is outside it after its send: none unless a test says (Linux reads /proc). */
+  leftGroup?: Platform['leftGroup'];
   readonly commandLines = new Map<number, string>();
   /** Pids that run as another user than gsup. */
   readonly otherUsers = new Set<number>();

@@ -1,5 +1,5 @@
-import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
-import { hadIt, plannedSend, sentAsGroups, type GroupSend } from './continuity.js';
+import type { GroupLeaver, ProcessInfo, SignalName } from '../../platform/types.js';
+import { hadIt, leaverHad, plannedSend, sentAsGroups, type GroupSend, type GroupSent } from './continuity.js';
 
 // The stop's ledger: who has had the stop signal, so that none gets it twice. Pure, part of the state (Stop).
 
@@ -127,12 +127,33 @@ export function stopRound<D extends Daemon>(
   };
 }
 
-/** The delivery of a round said which planned groups went as groups, and when: see continuity.ts. */
+/** Members found outside their group right after its send: those not reached after all, those it cannot tell. */
+export interface Leavers {
+  readonly missed: GroupLeaver[];
+  readonly unsure: GroupLeaver[];
+}
+
+/**
+ * The delivery of a round said which planned groups went as groups, and when (see continuity.ts), and which
+ * members planned for each were outside it right after: one that left before the send (leaverHad: `missed`) is not
+ * reached after all; one it cannot tell stays reached.
+ */
 export function roundSent(
   ledger: Ledger,
-  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
-): Ledger {
-  return { ...ledger, sent: sentAsGroups(ledger.sent, groups) };
+  groups: readonly GroupSent[],
+  signal: SignalName,
+): { ledger: Ledger; leavers: Leavers } {
+  const leavers: Leavers = { missed: [], unsure: [] };
+  for (const group of groups)
+    for (const leaver of group.left ?? []) {
+      const verdict = leaverHad(leaver, signal);
+      if (verdict === 'missed' || verdict === 'unsure') leavers[verdict].push(leaver);
+    }
+  const sent = sentAsGroups(ledger.sent, groups);
+  if (leavers.missed.length === 0) return { ledger: { ...ledger, sent }, leavers };
+  const reached = new Set(ledger.reached);
+  for (const { info } of leavers.missed) reached.delete(processKey(info));
+  return { ledger: { ...ledger, sent, reached }, leavers };
 }
 
 /**

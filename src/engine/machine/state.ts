@@ -1,4 +1,5 @@
-import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
+import type { ProcessInfo, SignalName } from '../../platform/types.js';
+import type { GroupSent } from './continuity.js';
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
 import type { Ledger, Target } from './ledger.js';
@@ -184,10 +185,11 @@ export type Input =
       retireRoute?: Route;
     }
   /**
-   * What a stop round's delivery sent as whole groups, each with its moment (read right before its send); `run`:
-   * the round was a retiring run's (its own ledger), else the stop's.
+   * What a stop round's delivery sent as whole groups, each with its moment (read around its send) and the
+   * members planned for it found outside it right after; `run`: the round was a retiring run's (its own ledger),
+   * else the stop's.
    */
-  | { kind: 'round-sent'; run?: number; groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }> }
+  | { kind: 'round-sent'; run?: number; groups: readonly GroupSent[] }
   /** The reload signal (--reload-signal) was received. */
   | { kind: 'reload'; reason: string }
   | { kind: 'timer'; name: TimerName }

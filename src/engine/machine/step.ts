@@ -44,7 +44,7 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'looked':
       return looked(retireLooked(heldLooked(state, input.snapshot, out), input, facts, out), input, facts, out);
     case 'round-sent':
-      return roundSent(state, input.run, input.groups);
+      return roundSent(state, input.run, input.groups, out);
     case 'reload':
       return reloadSignal(state, input.reason, facts, out);
     case 'timer':

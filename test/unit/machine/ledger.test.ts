@@ -263,7 +263,7 @@ describe('group continuity: a member of a group sent the stop signal, there at t
     const inGroup = seen.filter((info) => info.pgid === 500);
     const first = stopRound(EMPTY_LEDGER, route([group(...inGroup)]), seen, undefined, false);
     expect(first.fresh).toEqual([group(...inGroup)]); // the whole group, as a group
-    return roundSent(first.ledger, sent === 'members' ? [] : [{ pgid: 500, moment: sent }]);
+    return roundSent(first.ledger, sent === 'members' ? [] : [{ pgid: 500, moment: sent }], 'SIGTERM').ledger;
   }
 
   const rows: Array<{
