@@ -160,8 +160,9 @@ export function roundSent(
  * The part of `targets` not sent the stop signal yet, now counted as sent.
  * Not sent: a process that had it as a member of a group sent it (continuity.ts);
  * a process that joined a reached group since (forked by a member: a cleanup
- * helper, a trap's `pm2 kill`), which is its parent's while that lives; a
- * relayer whose child has it (relayersHeld).
+ * helper, a trap's `pm2 kill`, a child a relayer left out started since),
+ * which is its parent's while that lives; a relayer whose child has it
+ * (relayersHeld). A group with a relayer in it goes member by member.
  */
 function take(
   ledger: Ledger,
@@ -178,7 +179,10 @@ function take(
       if (ledger.sent.length > 0 && hadIt(ledger.sent, info, byPid)) had.push(info);
       else left.push(info);
     }
-    return left.length === members.length ? [target] : left.map((process): Target => ({ kind: 'process', process }));
+    // A relayer goes alone: a send to its group would also reach a child it forked since the look (tsx watch
+    // restarting its app), which it relays to.
+    const whole = left.length === members.length && !members.some((info) => route.relayers.has(processKey(info)));
+    return whole ? [target] : left.map((process): Target => ({ kind: 'process', process }));
   });
   // Forked into a reached group since, its parent alive; never a relayer left out (it was there all along).
   const parents = (info: ProcessInfo) =>

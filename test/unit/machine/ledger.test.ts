@@ -524,3 +524,48 @@ describe('stopped processes: SIGCONT after the stop signal, once each', () => {
     expect(round).toMatchObject({ targets: [one(stopped)], cont: [stopped] });
   });
 });
+
+describe('a relayer is signalled alone, and a child it starts during the stop is its own to relay to', () => {
+  // `gsup -- tsx watch app.ts`: tsx (10) leads the command's group; its app (11) in it.
+  const node = (pid: number, ppid: number): ProcessInfo => ({
+    pid,
+    ppid,
+    pgid: 10,
+    sid: 10,
+    state: 'S',
+    startTime: pid,
+    name: 'node',
+  });
+  const tsx = node(10, 1);
+  const app = node(11, 10);
+  const restarted = node(12, 10); // tsx watch restarted its app during the stop (a file changed)
+  const relaying = (targets: Target[]) => ({ ...route(targets), relayers: new Set([processKey(tsx)]) });
+  const first = stopRound(EMPTY_LEDGER, relaying([group(tsx, app)]), [tsx, app], undefined, false);
+
+  it('the first round: the app alone (a process, not its group), tsx left out', () => {
+    expect(first.fresh).toEqual([one(app)]);
+    expect(first.held).toEqual([tsx]);
+  });
+
+  it('its app gone: tsx alone, as a process (a send to its group would reach a child forked since the look)', () => {
+    const round = stopRound(first.ledger, relaying([group(tsx)]), [tsx], undefined, false);
+    expect(round.fresh).toEqual([one(tsx)]);
+  });
+
+  it('a child it started since: tsx gets the signal (it relays, and starts no other), the child nothing from gsup', () => {
+    const alive = [tsx, restarted];
+    const round = stopRound(first.ledger, relaying([group(tsx, restarted)]), alive, undefined, false);
+    expect(round.fresh).toEqual([one(tsx)]);
+    expect(round.held).toEqual([]);
+    // Nothing more, whoever is still there.
+    expect(stopRound(round.ledger, relaying([group(tsx, restarted)]), alive, undefined, false).fresh).toEqual([]);
+  });
+
+  it('with the old app still cleaning up beside the new one: tsx waits for the old app, then gets it alone', () => {
+    const alive = [tsx, app, restarted];
+    const round = stopRound(first.ledger, relaying([group(tsx, app, restarted)]), alive, undefined, false);
+    expect(round.fresh).toEqual([]); // the new child is tsx's to relay to; tsx, its old app's
+    const after = stopRound(round.ledger, relaying([group(tsx, restarted)]), [tsx, restarted], undefined, false);
+    expect(after.fresh).toEqual([one(tsx)]);
+  });
+});
