@@ -109,7 +109,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
   const route = input.retireRoute;
   if (route) {
     const round = stopRound(retiring.ledger, route, part.alive, undefined, retiring.exit !== undefined);
-    const { fresh: targets, pm2Kill, cont, held } = round;
+    const { fresh: targets, pm2Kill, cont, pm2Cont, held } = round;
     const { signal } = retiring;
     const run = retiring.run.id;
     out.push({
@@ -122,6 +122,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
       pm2Kill,
       again: undefined,
       cont,
+      pm2Cont,
       held,
     });
     retiring = { ...retiring, ledger: round.ledger };

@@ -240,7 +240,8 @@ export type Effect =
   | { kind: 'count-seen'; snapshot: Snapshot }
   /**
    * On this look: the stop signal to `targets` (the roots not reached yet), pm2's stop to `pm2Kill`, `again`;
-   * then SIGCONT to `cont` (stopped). `held`: relayers left out, said in the log.
+   * then SIGCONT to `cont` (stopped, and had the stop signal), and to `pm2Cont` once pm2's stop is under way.
+   * `held`: relayers left out, said in the log.
    */
   | {
       kind: 'stop-round';
@@ -254,6 +255,7 @@ export type Effect =
       /** A stop signal received again, to everyone the stop signal reached. */
       again: { signal: SignalName; targets: Target[] } | undefined;
       cont: ProcessInfo[];
+      pm2Cont: ProcessInfo[];
       held: ProcessInfo[];
     }
   /**

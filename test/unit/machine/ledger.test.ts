@@ -569,3 +569,53 @@ describe('a relayer is signalled alone, and a child it starts during the stop is
     expect(after.fresh).toEqual([one(tsx)]);
   });
 });
+
+describe('SIGCONT only to who has had the stop signal, after it', () => {
+  const stopped = (info: ProcessInfo): ProcessInfo => ({ ...info, state: 'T' });
+  const parent = proc(500);
+  // A worker in a group of its own whose parent lives: the parent's to stop (not a root, not reached).
+  const worker = stopped(proc(510, 510, 500));
+
+  it('a stopped worker whose parent lives and owns its group: no SIGCONT (nothing told it to stop)', () => {
+    const round = stopRound(EMPTY_LEDGER, route([one(parent)]), [parent, worker], undefined, false);
+    expect(round.cont).toEqual([]);
+    // Its parent gone, it is a root: sent the stop signal, then SIGCONT.
+    const alone = stopRound(round.ledger, route([group(worker)]), [worker], undefined, false);
+    expect(keys(alone.fresh)).toEqual(keys([group(worker)]));
+    expect(alone.cont).toEqual([worker]);
+  });
+
+  it('a stopped member of a group sent as a group: SIGCONT, once', () => {
+    const member = stopped(proc(501, 500, 500));
+    const round = stopRound(EMPTY_LEDGER, route([group(parent, member)]), [parent, member], undefined, false);
+    expect(round.fresh).toEqual([group(parent, member)]);
+    expect(round.cont).toEqual([member]);
+  });
+
+  it('a stopped relayer left out: no SIGCONT until it is sent the signal itself', () => {
+    const tsx = stopped({ ...proc(10, 9, 9), name: 'node' });
+    const app = { ...proc(11, 9, 10), name: 'node' };
+    const relaying = (targets: Target[]) => ({ ...route(targets), relayers: new Set([processKey(tsx)]) });
+    const first = stopRound(EMPTY_LEDGER, relaying([group(tsx, app)]), [tsx, app], undefined, false);
+    expect(first.held).toEqual([tsx]);
+    expect(first.cont).toEqual([]);
+    const after = stopRound(first.ledger, relaying([group(tsx)]), [tsx], undefined, false);
+    expect(after.fresh).toEqual([one(tsx)]);
+    expect(after.cont).toEqual([tsx]);
+  });
+
+  it('pm2: what a God daemon stopped through pm2 runs gets SIGCONT only once pm2 has been told (pm2Cont)', () => {
+    const god = stopped(proc(700));
+    const app = stopped(proc(701, 701, 700));
+    const pm2 = { kill: [daemon(god)], managed: [700, 701] };
+    const round = stopRound(EMPTY_LEDGER, route([], pm2), [god, app], undefined, true);
+    expect(round.cont).toEqual([]);
+    expect(round.pm2Cont).toEqual([god, app]);
+    // Never again.
+    const next = stopRound(round.ledger, route([], pm2), [god, app], undefined, true);
+    expect([...next.cont, ...next.pm2Cont]).toEqual([]);
+    // While gsup's own pm2 stop waits for a command that runs on (its trap stops pm2): nothing, not even SIGCONT.
+    const waiting = stopRound(EMPTY_LEDGER, route([], { ...pm2, commandPid: 500 }), [god, app], undefined, false);
+    expect([...waiting.cont, ...waiting.pm2Cont]).toEqual([]);
+  });
+});
