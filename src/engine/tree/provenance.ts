@@ -252,9 +252,12 @@ export function sayJudgment(judgment: Judgment, name: string): string {
 const SAID: Record<Judgment['why'], (detail?: string) => string> = {
   mark: (run) => `reparented to gsup, it carries the mark of run ${run}`,
   absent: () => 'reparented to gsup without the mark of its runs (read: absent)',
-  unreadable: (errno) =>
-    `reparented to gsup, its mark cannot be read (${errno}: another user's, and gsup lacks CAP_SYS_PTRACE), ` +
-    'and nothing shows it is not',
+  unreadable: (why = '') =>
+    /^E[A-Z]+$/.test(why)
+      ? `reparented to gsup, its mark cannot be read (${why}: another user's, and gsup lacks CAP_SYS_PTRACE), ` +
+        'and nothing shows it is not'
+      : `reparented to gsup, its mark cannot be read (its environment ${why}: a daemon that sets its title, ` +
+        "as perl's $0, nginx or setproctitle do), and nothing shows it is not",
   before: () => 'reparented to gsup, it started before gsup first started anything',
   session: (detail) => {
     const [errno, leader] = (detail ?? '').split('; ');
