@@ -263,5 +263,9 @@ const SAID: Record<Judgment['why'], (detail?: string) => string> = {
     const [errno, leader] = (detail ?? '').split('; ');
     return `its mark cannot be read (${errno}), and it is in the session of ${leader}, which is not the tree's`;
   },
-  own: () => "gsup's own child from before its first spawn (a preload's): never waited for, nor its status taken",
+  own: (from) =>
+    from
+      ? `started by ${from}, gsup's own child from before its first spawn (a preload's): never waited for, nor its ` +
+        'status taken'
+      : "gsup's own child from before its first spawn (a preload's): never waited for, nor its status taken",
 };
