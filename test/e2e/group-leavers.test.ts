@@ -7,18 +7,18 @@ import { isAlive } from '../helpers/proc.js';
 // one outside the group then, with the signal not pending and no handler, left before the send (the signal's
 // default action would have ended it) and is not reached; one with a handler cannot be told, and counts as reached.
 
-// The command forks a job into its group, says `forked`, and waits; the job leaves the group (setsid) a second
+// The command forks a job into its group, says `forked`, and waits; the job leaves the group (setsid) 1.5 s
 // later, then runs `$0`.
-const LEAVES = 'sh -c "sleep 1; exec setsid sh -c \\"\\$0\\"" "$0" & echo forked; wait';
+const LEAVES = 'sh -c "sleep 1.5; exec setsid sh -c \\"\\$0\\"" "$0" & echo forked; wait';
 const PLAIN = 'echo "ready (pid: $$, job)"; exec sleep 30';
 const HANDLER =
   'exec perl -e \'$| = 1; $SIG{TERM} = sub { print "signal: SIGTERM (pid: $$, job)\\n"; exit 0 }; ' +
   'print "ready (pid: $$, job)\\n"; sleep 1 for 1..30\'';
 
-/** gsup on the leaving job, its first group send held 2 s (the job leaves meanwhile), SIGTERM once it forked. */
+/** gsup on the leaving job, its first group send held 3 s (the job leaves meanwhile), SIGTERM once it forked. */
 async function stopWhileLeaving(job: string, killTimeout: string) {
   const node = ['--require', fixture('hold-send.cjs')];
-  const run = gsup(['-v', '-t', killTimeout, '--', 'sh', '-c', LEAVES, job], { node, env: { HOLD_SEND_MS: '2000' } });
+  const run = gsup(['-v', '-t', killTimeout, '--', 'sh', '-c', LEAVES, job], { node, env: { HOLD_SEND_MS: '3000' } });
   await run.waitForLine(/^forked$/);
   const sent = Date.now();
   run.signal('SIGTERM');
@@ -33,14 +33,14 @@ describe('a member that leaves its group between the look and the group send', (
     expect(log).toMatch(new RegExp(`pid ${pid} left group \\d+ for group ${pid} before SIGTERM went to`));
     expect(log).toContain(`reaped pid ${pid} (signal SIGTERM)`);
     expect(log).toMatch(/stopped in .*: \d+ exited by themselves, 0 killed/);
-    expect(took).toBeLessThan(8000); // the 2 s hold and the rounds after it; the kill timeout is 10 s
+    expect(took).toBeLessThan(8000); // the 3 s hold and the rounds after it; the kill timeout is 10 s
     expect(exit.code).toBe(143); // sh died of SIGTERM, and so did the job it left
     expect(isAlive(pid)).toBe(false);
     expect(leftovers(run)).toEqual([]);
   }, 30_000);
 
   it('with a handler and nothing pending: cannot be told, counted as reached and said (never sent it twice)', async () => {
-    const { run, pid, log } = await stopWhileLeaving(HANDLER, '4s');
+    const { run, pid, log } = await stopWhileLeaving(HANDLER, '5s');
     expect(log).toMatch(
       new RegExp(`pid ${pid} left group \\d+ for group ${pid} around SIGTERM's send .*counted as reached`),
     );
