@@ -110,7 +110,9 @@ export class Provenance {
     const unreadable: Array<{ info: ProcessInfo; why: string }> = [];
     toRead.forEach((info, index) => {
       const mark = marks[index];
-      if (mark.kind === 'pending') judged.pending.add(info.pid);
+      // Gone since the look listed it (a daemon's first fork, exiting): what it left comes to gsup unjudged, so the
+      // tree's meanwhile, and judged at the next look.
+      if (mark.kind === 'pending' || mark.kind === 'gone') judged.pending.add(info.pid);
       else if (mark.kind === 'ours') judge(info, true, 'mark', mark.run);
       else if (mark.kind === 'absent') judge(info, false, 'absent');
       else if (mark.kind === 'unreadable') unreadable.push({ info, why: mark.why });
@@ -220,7 +222,7 @@ export class Provenance {
       case 'unreadable':
         return { kind: 'unreadable', why: result.why };
       case 'gone':
-        return GONE; // a zombie by now: no judgment needed
+        return GONE; // gone since the look listed it: no judgment, and nothing known of what it left
       default:
         return PENDING; // failed for now (no fd left): read again at the next look
     }

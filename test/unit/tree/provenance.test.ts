@@ -248,6 +248,28 @@ describe('gsup’s own children from before its first spawn (a preload’s, in g
   );
 });
 
+describe('an orphan gone between the look’s listing and its read (a daemon’s first fork, exiting)', () => {
+  it('is the tree’s meanwhile, with what it left: judged at the next look, the tree never taken for empty', async () => {
+    const { platform, nodeChildren, tree } = pid1Tree();
+    platform.add({ pid: 10, ppid: GSUP }); // the command, exited by now
+    nodeChildren.add(10);
+    platform.add({ pid: 14, ppid: GSUP }); // the daemon's first fork, reparented to gsup and exiting
+    platform.goneEnvirons.add(14);
+    platform.add({ pid: 15, ppid: 14 }); // the daemon it forked
+    platform.processes.delete(10);
+    const first = await tree.look();
+    expect(pids(first.alive)).toEqual([14, 15]); // before: [] — gsup ended with the command, the daemon lost
+    expect(first.judgments).toEqual([]);
+    // It exited: its daemon is gsup's child now, and judged.
+    platform.processes.delete(14);
+    platform.add({ pid: 15, ppid: GSUP });
+    platform.environs.set(15, { [MARK_VARIABLE]: 'tok.1' });
+    const next = await tree.look();
+    expect(pids(next.alive)).toEqual([15]);
+    expect(judgmentsOf(next)).toEqual({ 15: 'mark' });
+  });
+});
+
 describe('what gsup’s own children from before its first spawn start', () => {
   it.each([true, false])(
     'seen below one: gsup’s own too, wherever it is reparented, said once, its status not the tree’s (PID 1: %s)',
