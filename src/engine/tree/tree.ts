@@ -1,6 +1,7 @@
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import type { Provenance } from './provenance.js';
 import { CommandLines } from './command-lines.js';
+import { OwnBefore } from './own-before.js';
 import { ProbeGroups } from './probe-groups.js';
 import { ReapedPids } from './reaped.js';
 import { RunAttribution } from './runs.js';
@@ -43,8 +44,8 @@ export class ProcessTree {
   readonly probes: ProbeGroups;
   /** Which run each member is of, while two live (a reload). */
   private readonly runs: RunAttribution;
-  /** gsup's own children from before its first spawn (a preload's, in gsup's first image): pid → start time, said. */
-  private readonly before = new Map<number, { startTime: number; said: boolean }>();
+  /** gsup's own children from before its first spawn (a preload's, in gsup's first image), and what they start. */
+  private readonly before = new OwnBefore();
   /** The pids gsup reaped: until a look has seen past the reap, what holds one is not what was known by it. */
   private readonly reaped = new ReapedPids();
   private last: Promise<unknown> = Promise.resolve();
@@ -116,20 +117,16 @@ export class ProcessTree {
     const read = async () => {
       for (const pid of pids) {
         const info = await this.platform.processInfo(pid);
-        if (info?.ppid === this.rootPid) this.before.set(pid, { startTime: info.startTime, said: false });
+        if (info?.ppid === this.rootPid) this.before.note(info);
       }
     };
     this.last = this.last.then(read, read);
   }
 
-  private gsupsOwn(info: ProcessInfo): boolean {
-    return this.before.get(info.pid)?.startTime === info.startTime;
-  }
-
   /** A child of gsup was reaped: true when it was none of the tree's (its status is not the tree's either). */
   reapedApart(pid: number): boolean {
     this.wasReaped(pid);
-    const own = this.before.delete(pid);
+    const own = this.before.reaped(pid);
     return (this.origin?.provenance.reaped(pid) ?? false) || own;
   }
 
@@ -173,6 +170,7 @@ export class ProcessTree {
     }
 
     this.probes.forgetGone(byPid, groups);
+    this.before.follow(children, byPid);
 
     // What this look can take for a process known before: the same pid and start time, the pid not reaped since.
     const same = (pid: number, startTime: number) => this.known.get(pid) === startTime && !this.reaped.gone(pid, look);
@@ -250,22 +248,20 @@ export class ProcessTree {
     return orphans.length === 0 ? undefined : origin.provenance.runMarks(orphans);
   }
 
-  /** gsup's children that are the tree's; those with no judgment yet; and the judgments new in this look. */
+  /**
+   * gsup's children that are the tree's; those with no judgment yet; and the judgments new in this look. Not as
+   * PID 1 they are the tree's unjudged, unless gsup had children of its own before its first spawn: what those
+   * start comes to gsup (the subreaper) too, and one no look saw below them is judged as PID 1 judges.
+   */
   private async ownChildren(
     children: ProcessInfo[],
     byPid: ReadonlyMap<number, ProcessInfo>,
     same: (pid: number, startTime: number) => boolean,
   ): Promise<Owned> {
-    const judgments: Judgment[] = [];
-    for (const info of children) {
-      const own = this.before.get(info.pid);
-      if (own?.startTime !== info.startTime || own.said) continue;
-      own.said = true;
-      judgments.push({ info, ours: false, why: 'own' });
-    }
-    const all = this.before.size > 0 ? children.filter((info) => !this.gsupsOwn(info)) : children;
+    const judgments = this.before.judge(children);
+    const all = this.before.had ? children.filter((info) => !this.before.owns(info)) : children;
     const origin = this.origin;
-    if (!origin?.strict) return { own: all, pending: [], judgments };
+    if (!origin || (!origin.strict && !this.before.had)) return { own: all, pending: [], judgments };
     const seen = (info: ProcessInfo) =>
       same(info.pid, info.startTime) || origin.nodeChildren.has(info.pid) || this.probes.running(info.pid);
     // A zombie has no environment left to read: reaped, it needs no judgment.
@@ -273,7 +269,7 @@ export class ProcessTree {
     if (unseen.length === 0) return { own: all.filter(seen), pending: [], judgments };
     const known = {
       member: (info: ProcessInfo) => info.pid === this.rootPid || seen(info),
-      apart: (info: ProcessInfo) => this.gsupsOwn(info),
+      apart: (info: ProcessInfo) => this.before.owns(info),
     };
     const { ours, pending, fresh } = await origin.provenance.judge(unseen, byPid, known);
     judgments.push(...fresh);
