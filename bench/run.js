@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // gsup's benchmark: start-up, forwarding latency, idle CPU and memory, stop
-// at scale, signal floods, reaping as PID 1, drain and soak, side by side
+// at scale, signal floods, reaping as PID 1, drain, restarts under load and soak, side by side
 // with a naive Node forwarder (fixtures/naive-forwarder.js: spawn detached,
 // forward every signal to the group, nothing else — the floor of what Node
 // allows) and with tini and dumb-init where they are installed (`apt-get
@@ -12,6 +12,7 @@
 //   npm run bench -- --write-docs     everything, then the tables of docs/performance.md rewritten
 //   node bench/soak.js 600            the memory soak alone, for 10 minutes
 //   node bench/drain.js               the drain figure alone
+//   node bench/restarts.js            the restarts figure alone (crash-restarts and reloads under load)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import drain from './drain.js';
@@ -22,12 +23,15 @@ import { descendants } from './lib/proc.js';
 import { ROOT, has, unshareWorks } from './lib/spawn.js';
 import { cells, machine, markers, renderTable, writeBetween } from './lib/table.js';
 import reaping from './reaping.js';
+import restarts from './restarts.js';
 import soak from './soak.js';
 import startup from './startup.js';
 import stops from './stops.js';
 
 // In the order they run.
-const FIGURES = { startup, latency, idle, stops, floods, reaping, drain, soak };
+const FIGURES = { startup, latency, idle, stops, floods, reaping, drain, restarts, soak };
+// The tables written to the docs besides the main one, each between its markers.
+const TABLES = ['drain', 'restarts'];
 const DOCS = `${ROOT}docs/performance.md`;
 
 function parse(args) {
@@ -78,7 +82,7 @@ try {
   process.exit(2);
 }
 // Before the run, not after it: the markers the run will write between.
-if (options.writeDocs) for (const name of ['table', 'drain']) markers(readFileSync(DOCS, 'utf8'), name);
+if (options.writeDocs) for (const name of ['table', ...TABLES]) markers(readFileSync(DOCS, 'utf8'), name);
 if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
 const tools = { tini: has('tini'), dumbInit: has('dumb-init'), unshare: unshareWorks() };
 process.stderr.write(
@@ -119,7 +123,9 @@ for (const { caption, lines } of Object.values(tables)) console.log(`\n${[captio
 console.log(`\n${measured}`);
 if (options.writeDocs) {
   writeBetween(DOCS, 'table', [...table, '', measured]);
-  const { caption, lines } = tables.drain;
-  writeBetween(DOCS, 'drain', lines.length > 0 ? lines : [caption]);
+  for (const name of TABLES) {
+    const { caption, lines } = tables[name];
+    writeBetween(DOCS, name, lines.length > 0 ? lines : [caption]);
+  }
   process.stderr.write(`bench: the tables of docs/performance.md rewritten\n`);
 }
