@@ -9,6 +9,11 @@ import { supervise } from './engine/shell/supervisor.js';
 import { npmRunningGsup } from './npm-parent.js';
 import { askForParentDeath } from './parent-death.js';
 import { currentPlatform } from './platform/index.js';
+import { HeldSockets } from './engine/listen/held.js';
+import { installPreload } from './engine/listen/preload-file.js';
+import type { ListenAddress } from './engine/listen/address.js';
+import { withoutSettings } from './options/environment.js';
+import { UsageError } from './options/errors.js';
 import { STOP_SIGNALS } from './signals.js';
 import { terminationLogPath, terminationMessage, TerminationNotes, writeTerminationLog } from './termination.js';
 
@@ -31,7 +36,8 @@ function heapForMemory(): void {
 }
 
 async function run(options: CliOptions, inbox: SignalInbox, started: () => void): Promise<number> {
-  const { command, args, verbosity, logFormat, status, grace, pdeathsig, terminationLog, ...config } = options;
+  const { command, args, verbosity, logFormat, status, grace, pdeathsig, terminationLog, ...rest } = options;
+  const { listen, listenPreload, ...config } = rest;
   const logger = await createLogger({ verbosity, format: logFormat });
   // Checked before anything runs (resolved against the start directory: gsup moves to / below).
   const termination = await terminationLogPath(terminationLog?.[0], terminationLog?.[1]);
@@ -75,7 +81,11 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
       { npm },
     );
   }
-  // The status endpoint is bound before anything runs: a taken port is gsup's own error (125).
+  // Held sockets and the status endpoint are bound before anything runs: a taken port is gsup's own error (125).
+  const held = listen.length > 0 ? holdSockets(listen, logger) : undefined;
+  // The preload for unchanged Node apps, copied where no other user can change it (none: said once, apps start).
+  const installed = held && listenPreload ? installPreload(logger) : undefined;
+  const preloadFile = typeof installed === 'object' ? installed : undefined;
   const board = status && new StatusBoard();
   // node:http is loaded only then: `gsup -- node app.js` does not pay for it at start-up.
   if (status && board) await (await import('./status-server.js')).serveStatus(board, status.port, status.host);
@@ -87,6 +97,9 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
     logger,
     inbox,
     status: board,
+    // gsup's own settings are no concern of the command's (a gsup it starts must not take them).
+    env: withoutSettings(process.env),
+    listen: held && { sockets: held, preload: listenPreload, preloadFile },
     // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
     suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
     terminal: true,
@@ -94,6 +107,7 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
   started();
   // The handlers stay until gsup exits: a signal now must not end gsup and replace the command's status.
   const result = await handle.exited;
+  preloadFile?.remove();
   if (result.error) {
     // The text form stays one plain line, as a shell says it; json, like every other line.
     if (logFormat === 'json') logger.error('spawn-failed', result.error, { command, exitCode: result.exitCode });
@@ -105,6 +119,14 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
   // The last lines (the stop's summary) still come out, unless stderr does not drain (then gsup goes).
   await logger.flush();
   return result.exitCode;
+}
+
+/** The sockets of --listen, bound and listening (each said at -v); one that cannot be had is a usage error. */
+function holdSockets(listen: ListenAddress[], logger: Logger): HeldSockets {
+  const held = HeldSockets.bind(listen, currentPlatform());
+  if (typeof held === 'string') throw new UsageError(held);
+  held.describe(logger);
+  return held;
 }
 
 /**

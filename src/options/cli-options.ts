@@ -10,9 +10,10 @@ import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseDeathSignal, parseRewrite } from './signals.js';
+import { listenOptions, type ListenOptions } from './listen.js';
 
 /** What the command line asks for: the engine's configuration, the command, and gsup's own logging. */
-export interface CliOptions extends SupervisorConfig {
+export interface CliOptions extends SupervisorConfig, ListenOptions {
   command: string;
   args: string[];
   verbosity: number;
@@ -263,6 +264,10 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     pdeathsig: pdeathsig && parseDeathSignal(...pdeathsig),
     waitReady,
     readyTimeout,
+    ...listenOptions(
+      pickList('listen', '--listen', 'GSUP_LISTEN'),
+      flags.listenPreload !== false && envSwitch(env, 'GSUP_LISTEN_PRELOAD'),
+    ),
   };
 
   const [command, ...args] = commandLine;

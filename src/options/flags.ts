@@ -145,6 +145,15 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('-p, --pdeathsig <signal>', pdeathsig, 'GSUP_PDEATHSIG', 'none');
   const termination = 'write why gsup ended here, at its end (Kubernetes shows it; at most 4,096 bytes)';
   option('--termination-log <path>', termination, 'GSUP_TERMINATION_LOG', '/dev/termination-log when it exists');
+  program.addOption(
+    new Option(
+      '--listen <[name=]address>',
+      'hold a listening TCP socket (PORT, HOST:PORT, [V6]:PORT) and hand it to every run at fds 3…, ' +
+        'repeatable [env GSUP_LISTEN, comma list]',
+    ).argParser(collect),
+  );
+  const noPreload = "with --listen: leave the command's NODE_OPTIONS alone (apps that use LISTEN_FDS themselves)";
+  program.addOption(new Option('--no-listen-preload', `${noPreload} [env GSUP_LISTEN_PRELOAD=0]`));
   program.addOption(new Option('--no-subreaper', 'do not register as child subreaper (Linux) [env GSUP_SUBREAPER=0]'));
   program.addOption(new Option('--no-pm2', 'do not look for pm2 God daemons [env GSUP_PM2=0]'));
   program.addOption(

@@ -16,6 +16,7 @@ export type {
   SendMoment,
   SignalName,
 } from './types.js';
+export type { BoundSocket, HeldSocketCalls, ListenSpec } from './types.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 

@@ -171,6 +171,8 @@ describe('parseCommandLine', () => {
       maxRestarts: 10,
       restartDelay: 1000,
       waitReady: false,
+      listen: [],
+      listenPreload: true,
     });
   });
 

@@ -1,10 +1,11 @@
-import { NODE_OPTIONS_PASSED } from '../../platform/linux/exec-tty-env.js';
 import { resolve } from 'node:path';
 import type { SupervisorConfig } from '../config/config.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import type { SuperviseOptions } from '../config/api.js';
 import { onPath } from '../../platform/which.js';
 import { defaultSpawn, type SpawnedCommand } from './spawn.js';
+import { execSteps } from './exec-steps.js';
+import type { RunHandover } from '../listen/handover.js';
 import type { CommandExit } from '../machine/values.js';
 
 /** One run of the command (a restart makes a new one). */
@@ -34,8 +35,10 @@ export interface CommandRun {
 /**
  * Spawns the command: in a session and group of its own for the `group`
  * target, else in gsup's. `terminal`: an argv prefix (setsid -c) that makes
- * the session itself and gives it gsup's terminal; a command that cannot be
- * found is spawned without it, so Node reports it as usual.
+ * the session itself and gives it gsup's terminal; `handed`: the held
+ * sockets (--listen), at fds 3… with the exec step that sets LISTEN_PID. A
+ * command that cannot be found is spawned without either step, so Node
+ * reports it as usual.
  */
 export function spawnRun(
   id: number,
@@ -46,22 +49,30 @@ export function spawnRun(
   platform: Platform,
   terminal?: string[],
   ipc?: (message: unknown) => unknown,
+  handed?: RunHandover,
 ): CommandRun {
   const group = config.target === 'group';
-  const wrap =
-    group && terminal !== undefined && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
-  // gsup's own exec helper is a node: the app's NODE_OPTIONS pass it by, for the command (exec-tty.ts).
-  const env = wrap && terminal[0] === process.execPath ? passNodeOptionsBy(options.env ?? process.env) : options.env;
+  const stepped = (group && terminal !== undefined) || handed?.exec !== undefined;
+  const found = stepped && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
+  const fds = handed?.fds ?? [];
+  const steps = found
+    ? execSteps(group ? terminal : undefined, handed?.exec, options.env, {
+        count: fds.length,
+        channel: ipc ? 3 + fds.length : undefined,
+      })
+    : { prefix: [], env: options.env, session: false };
+  const [first = command, ...rest] = steps.prefix;
   const spawned = (options.spawn ?? defaultSpawn(platform))(
-    wrap ? terminal[0] : command,
-    wrap ? [...terminal.slice(1), command, ...args] : args,
+    first,
+    steps.prefix.length > 0 ? [...rest, command, ...args] : args,
     {
       // setsid(1) forks first when it leads a group already: it must not.
-      detached: group && !wrap,
+      detached: group && !steps.session,
       stdio: options.stdio ?? 'inherit',
-      env,
+      env: steps.env,
       cwd: options.cwd,
       ...(ipc && { ipc }),
+      ...(fds.length > 0 && { fds }),
     },
   );
   // While certain: Node cannot have reaped it before this line. Let go once Node has.
@@ -104,11 +115,4 @@ export function startDirectory(cwd: string | undefined): string | undefined {
   } catch {
     return cwd; // the start directory was removed: the spawn says so
   }
-}
-
-/** NODE_OPTIONS under another name, which gsup's exec helper gives back before it execs the command. */
-function passNodeOptionsBy(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  if (env.NODE_OPTIONS === undefined) return env;
-  const { NODE_OPTIONS, ...rest } = env;
-  return { ...rest, [NODE_OPTIONS_PASSED]: NODE_OPTIONS };
 }

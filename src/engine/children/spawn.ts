@@ -12,6 +12,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** An IPC channel (Node's), its messages to this: `process.send('ready')` (node:child_process only). */
   ipc?: (message: unknown) => unknown;
+  /** gsup's fds the child gets at 3, 4, … (held sockets, a report channel), before the IPC channel. */
+  fds?: readonly number[];
 }
 
 export interface SpawnedCommand {
@@ -35,9 +37,12 @@ export type SpawnFunction = (command: string, args: string[], options: SpawnOpti
  * 20 ms — most of gsup's start-up budget (1.3× `node -e 0`).
  */
 export const nodeSpawn: SpawnFunction = (command, args, options) => {
-  const { ipc } = options;
+  const { ipc, fds = [] } = options;
+  const std = options.stdio;
+  // Node tells the child where its IPC channel is (NODE_CHANNEL_FD): after the fds, whatever their number.
+  const more = [...fds, ...(ipc ? ['ipc' as const] : [])];
   const child = spawnChild(command, args, {
-    stdio: ipc ? [options.stdio, options.stdio, options.stdio, 'ipc'] : options.stdio,
+    stdio: more.length > 0 ? [std, std, std, ...more] : std,
     detached: options.detached,
     env: options.env,
     cwd: options.cwd,

@@ -5,6 +5,8 @@ import type { Platform, SignalName } from '../../platform/index.js';
 import { spawnErrorMessage } from '../machine/exit-status.js';
 import type { SpawnedCommand, SpawnFunction } from '../children/spawn.js';
 import type { StatusBoard } from '../shell/status-board.js';
+import type { HeldSockets } from '../listen/held.js';
+import type { ListenPreload } from '../listen/handover.js';
 import type { CommandExit } from '../machine/values.js';
 
 // What `supervise()` takes and gives.
@@ -31,6 +33,11 @@ export interface SuperviseOptions extends ConfigOptions {
    * then each as it comes.
    */
   inbox?: { attach(listener: (signal: SignalName) => void): void; readonly swallowed?: SignalName };
+  /**
+   * CLI (--listen): the sockets gsup holds, bound before the supervision, handed to every run; the preload
+   * unchanged Node apps load (none when it could not be installed); `preload: false`: --no-listen-preload.
+   */
+  listen?: { sockets: HeldSockets; preload: boolean; preloadFile?: ListenPreload };
 }
 
 export interface SupervisorResult {

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import type { Logger } from '../../log.js';
 import type { NotifySocket, Platform } from '../../platform/index.js';
 
-/** A word the app said of itself, and of which run (the latest started, for the notify socket). */
+/** A word the app said of itself, and of which run (the run whose own notify socket or IPC channel carried it). */
 export type Heard = (run: number, word: 'ready' | 'stopping', via: string) => void;
 type Started = { env: NodeJS.ProcessEnv; ipc: ((message: unknown) => unknown) | undefined };
 
@@ -11,8 +11,9 @@ const SHOWN_MAX = 200;
 
 /**
  * Where gsup hears the app say it is ready (--wait-ready), for every run:
- * sd_notify's socket, made once and named in each run's environment as
- * NOTIFY_SOCKET (it reaches the app through npx, tsx and shells); and pm2's
+ * sd_notify's socket, one per run (a word counts only for the run whose
+ * socket carried it), named in that run's environment as NOTIFY_SOCKET (it
+ * reaches the app through npx, tsx and shells); and pm2's
  * `process.send('ready')`, over an IPC channel given only to a direct Node
  * child: Node takes NODE_CHANNEL_FD at start and drops it, but anything else
  * would pass the variable and the fd down the tree to the first Node process
@@ -20,45 +21,58 @@ const SHOWN_MAX = 200;
  * fd, where Node then fails to start).
  */
 export class ReadyListeners {
-  private readonly socket: NotifySocket | undefined;
-  /** The run the notify socket's words are of: the latest started (a stop ends the older one first). */
-  private run = 0;
+  /** Each live run's notify socket (each holds a thread of libuv's pool while it waits: retire them). */
+  private readonly sockets = new Map<number, NotifySocket>();
   private readonly ipc: boolean;
+  private failed = false;
 
   constructor(
     command: string,
-    platform: Platform,
+    private readonly platform: Platform,
     private readonly logger: Logger,
     private readonly heard: Heard,
   ) {
     this.ipc = /^(node|nodejs)(\.exe)?$/i.test(basename(command)) || command === process.execPath;
-    const socket = platform.openNotifySocket?.((text) => this.datagram(text)) ?? 'not on this system';
-    if (typeof socket === 'string') {
-      const ipc = this.ipc ? "only process.send('ready') is heard" : 'no word can be heard (the command is not node)';
-      logger.warn('notify-socket', `--wait-ready: no NOTIFY_SOCKET (${socket}): ${ipc}`, { why: socket });
-    } else this.socket = socket;
+    // The first run's socket, made now: a system that has none is said at start.
+    this.open(1);
   }
 
-  /** Run `id` starts: its environment (NOTIFY_SOCKET), and its IPC listener when it is a direct Node child. */
+  /** Run `id` starts: its environment (its own NOTIFY_SOCKET), and its IPC listener when it is a direct Node child. */
   started(id: number, env: NodeJS.ProcessEnv): Started {
-    this.run = id;
     const said = (message: unknown) => message === 'ready' && this.heard(id, 'ready', "process.send('ready')");
     const ipc = this.ipc ? said : undefined;
-    return { env: this.socket ? { ...env, NOTIFY_SOCKET: this.socket.path } : env, ipc };
+    const socket = this.sockets.get(id) ?? this.open(id);
+    return { env: socket ? { ...env, NOTIFY_SOCKET: socket.path } : env, ipc };
+  }
+
+  /** Run `id` is over: its socket is closed (a word said on it now would count for nothing). */
+  retire(id: number): void {
+    this.sockets.get(id)?.close();
+    this.sockets.delete(id);
+  }
+
+  private open(id: number): NotifySocket | undefined {
+    if (this.failed) return undefined;
+    const socket = this.platform.openNotifySocket?.((text) => this.datagram(id, text)) ?? 'not on this system';
+    if (typeof socket !== 'string') return (this.sockets.set(id, socket), socket);
+    this.failed = true;
+    const ipc = this.ipc ? "only process.send('ready') is heard" : 'no word can be heard (the command is not node)';
+    this.logger.warn('notify-socket', `--wait-ready: no NOTIFY_SOCKET (${socket}): ${ipc}`, { why: socket });
+    return undefined;
   }
 
   /** sd_notify: assignments, one a line; READY=1 and STOPPING=1 are words, the rest (STATUS=, WATCHDOG=1) is not. */
-  private datagram(text: string): void {
+  private datagram(run: number, text: string): void {
     const shown = text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX)}…` : text;
-    this.logger.debug('notify', `NOTIFY_SOCKET: ${shown}`, { text });
+    this.logger.debug('notify', `NOTIFY_SOCKET of run ${run}: ${shown}`, { text, run });
     for (const line of text.split('\n')) {
-      if (line === 'READY=1') this.heard(this.run, 'ready', 'READY=1 on NOTIFY_SOCKET');
-      else if (line === 'STOPPING=1') this.heard(this.run, 'stopping', 'STOPPING=1 on NOTIFY_SOCKET');
+      if (line === 'READY=1') this.heard(run, 'ready', 'READY=1 on NOTIFY_SOCKET');
+      else if (line === 'STOPPING=1') this.heard(run, 'stopping', 'STOPPING=1 on NOTIFY_SOCKET');
     }
   }
 
-  /** The end: the socket closed and its folder removed. */
+  /** The end: every socket closed and its folder removed. */
   close(): void {
-    this.socket?.close();
+    for (const id of [...this.sockets.keys()]) this.retire(id);
   }
 }

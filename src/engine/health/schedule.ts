@@ -1,6 +1,7 @@
 import type { HealthChecks } from './checks.js';
 import type { ProbeResult } from './probes.js';
-import { runOn, type Effect, type Input, type State } from '../machine/state.js';
+import { runOn } from '../machine/queries.js';
+import { type Effect, type Input, type State } from '../machine/state.js';
 import type { StatusBoard } from '../shell/status-board.js';
 import type { Timers } from '../shell/timers.js';
 import type { HealthState } from '../machine/values.js';

@@ -1,5 +1,6 @@
 import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
 import { formatDuration } from './format.js';
+import { shutOpen } from './held.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { SignalName } from '../../platform/types.js';
 import type { Behind, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from './state.js';
@@ -72,8 +73,10 @@ export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: Sto
 
 /** 6. Exit once libuv has reported the command (the check nudges it) and the orphans are reaped. */
 export function finish(state: In<'ending'>, out: Out): State {
+  // No run follows: held sockets are shut down, so that clients are refused rather than left waiting.
+  const tally = shutOpen(state.tally, 'no run follows', out);
   out.push(state.exit ? { kind: 'sweep' } : { kind: 'ensure-timer', name: 'check', ms: CHECK_MS });
-  return state;
+  return tally === state.tally ? state : { ...state, tally };
 }
 
 export function exitCode(tally: Tally, exit: CommandExit, facts: Facts): number {

@@ -1,6 +1,7 @@
 import { formatDuration } from './format.js';
 import { log } from './outcomes.js';
-import { runOn, type Facts, type Input, type Out, type State } from './state.js';
+import { runOn } from './queries.js';
+import { type Facts, type Input, type Out, type State } from './state.js';
 import { beginStop, newStop } from './stop-sequence.js';
 
 // The app's word of readiness (--wait-ready), as decisions of the pure step:

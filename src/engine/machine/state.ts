@@ -32,10 +32,31 @@ export interface MachineConfig {
   readonly waitReady: boolean;
   /** With waitReady: no word by then (ms) is a failed start; undefined waits as long as it takes. */
   readonly readyTimeout: number | undefined;
+  /** Held sockets (--listen): their names, and whether gsup's preload is handed to Node (not --no-listen-preload). */
+  readonly listen?: { readonly names: readonly string[]; readonly preload: boolean };
 }
 
 /** What the app said of itself this run: nothing yet (with --wait-ready), ready, or that it is stopping (sd_notify). */
 export type AppWord = 'waiting' | 'ready' | 'stopping';
+
+/** A process of a run that took a held socket (its first listen on it), until it closes it or is gone. */
+export interface Taker {
+  readonly name: string;
+  readonly pid: number;
+  /** How gsup knows: its word (it holds the report channel too), or the kernel's view. */
+  readonly seen: 'word' | 'kernel';
+}
+
+/** What a run did with the held sockets: what it took, who holds them now, and whether that was said. */
+export interface RunHeld {
+  /** The names some process of the run took, ever. */
+  readonly took: readonly string[];
+  readonly takers: readonly Taker[];
+  /** Every holder of the run's report channel is gone (its EOF): with no taker seen since, none listens. */
+  readonly released: boolean;
+  /** The warning for a run that took none is out. */
+  readonly warned: boolean;
+}
 
 /** One run of the command, as step knows it. */
 export interface Run {
@@ -43,6 +64,8 @@ export interface Run {
   readonly startedAt: number;
   /** `ready` from the start without --wait-ready. */
   readonly app: AppWord;
+  /** Under --listen, once anything was heard of it. */
+  readonly held?: RunHeld;
 }
 
 /**
@@ -86,6 +109,8 @@ export interface Tally {
   readonly behind: Behind | undefined;
   /** Final sweeps for zombies whose threads are still exiting. */
   readonly sweeps: number;
+  /** Held sockets (--listen) not shut down yet: every run gets them, until no run follows. */
+  readonly open?: readonly string[];
 }
 
 /**
@@ -140,34 +165,6 @@ export type State =
 export type Phase = State['phase'];
 export type In<P extends Phase> = Extract<State, { phase: P }>;
 
-// What the shell may ask of the state, as derived values: no file outside machine/ reads the phase. (The one the
-// signal path asks, the stop signal of the next look's round, is the stop sequence's: stopRoundSignal.)
-
-/** A run is on: the command runs, or gsup supervises the daemons it handed over to. */
-export function runOn(state: State): state is In<'running' | 'daemons'> {
-  return state.phase === 'running' || state.phase === 'daemons';
-}
-
-/** Once a stop's summary is out (or between runs), it has said who left: no tree lines then (-v). */
-export function treeQuiet(state: State): boolean {
-  return state.phase === 'ending' || state.phase === 'done' || state.phase === 'restarting';
-}
-
-/** The command exited and the next look decides what it left: pm2 God daemons it started are looked for then. */
-export function leftoversAwaited(state: State): boolean {
-  return state.phase === 'exited';
-}
-
-/** Between runs (the restart delay): no command whose lost SIGCHLD to look for. */
-export function betweenRuns(state: State): boolean {
-  return state.phase === 'restarting';
-}
-
-/** gsup's end waits for the command's exit to be reported: the lost-SIGCHLD check goes on. */
-export function endAwaitsExit(state: State): boolean {
-  return state.phase === 'ending';
-}
-
 /**
  * Where a stop round's signal goes, as the shell planned it on the look (forwarder.plan), the command's pid, and
  * the relayers of the look (processKey; by their command lines, read ahead: see ledger.ts).
@@ -202,7 +199,18 @@ export type Input =
   /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
   | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string }
   | { kind: 'swept'; notYet: number }
-  | { kind: 'fault'; message: string };
+  | { kind: 'fault'; message: string }
+  | HeldInput
+  /** Before run N's spawn: the held sockets that could not be had again (their port taken), none when all listen. */
+  | { kind: 'sockets-checked'; run: number; lost: readonly string[] };
+
+/** What a run said of the held sockets on its report channel (or the kernel showed: `via`), and the channel's end. */
+export type HeldInput =
+  /** `word`: its own, on the report channel; `kernel`: seen watching it (epoll) or in accept(2) on it. */
+  | { kind: 'socket-taken'; run: number; name: string; pid: number; seen: 'word' | 'kernel' }
+  | { kind: 'socket-closed'; run: number; name: string; pid: number }
+  /** Every holder of run N's report channel is gone (its EOF). */
+  | { kind: 'report-closed'; run: number };
 
 export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
 
@@ -247,7 +255,11 @@ export type Effect =
   | { kind: 'end-stop' }
   /** The last reap before the exit: zombies whose threads are still exiting are waited for. */
   | { kind: 'sweep' }
-  | { kind: 'end'; exitCode: number; exit: CommandExit };
+  | { kind: 'end'; exitCode: number; exit: CommandExit }
+  /** Before run N's spawn: is each held socket still listening? (answered by `sockets-checked`) */
+  | { kind: 'check-sockets'; run: number }
+  /** These held sockets are done with: shut down for every holder (new connections refused), and closed. */
+  | { kind: 'shut-sockets'; names: readonly string[]; reason: string };
 
 export type Out = Effect[];
 

@@ -2,10 +2,12 @@ import type { SignalName } from '../../platform/types.js';
 import { afterExit, childGone, commandExit, DAEMON_POLL_MS } from './after-exit.js';
 import { fault, swept } from './end.js';
 import { formatDuration } from './format.js';
+import { heard, looked as heldLooked, openAtStart, shutOpen, warnUntaken } from './held.js';
 import { stopRound } from './ledger.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
-import { runOn, type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
+import { runOn } from './queries.js';
+import { type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
 import type { CommandExit } from './values.js';
 
@@ -33,13 +35,13 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'stop-signal':
       return stopSignal(state, input.signal, input.reason, facts, out);
     case 'command-exit':
-      return commandExit(state, input, facts, out);
+      return commandExit(warnUntaken(state, input, facts, out), input, facts, out);
     case 'reaped':
       return reaped(state, input.exits, facts);
     case 'child-gone':
       return childGone(state, input.treeGone, facts, out);
     case 'looked':
-      return looked(state, input, facts, out);
+      return looked(heldLooked(state, input.snapshot, out), input, facts, out);
     case 'round-sent':
       return roundSent(state, input.groups);
     case 'timer':
@@ -52,11 +54,18 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
       return swept(state, input.notYet, facts, out);
     case 'fault':
       return fault(state, input.message, facts, out);
+    case 'socket-taken':
+    case 'socket-closed':
+    case 'report-closed':
+      return heard(state, input, facts, out);
+    case 'sockets-checked':
+      return socketsChecked(state, input.run, input.lost, facts, out);
   }
 }
 
 function start(state: In<'starting'>, stopFirst: SignalName | undefined, facts: Facts, out: Out): State {
-  if (!stopFirst) return spawn(state.tally, facts, out);
+  // The held sockets were bound and checked just now: the first run needs no check.
+  if (!stopFirst) return spawn(openAtStart(state.tally, facts), facts, out);
   log(out, 'notice', 'stop', `${stopFirst} received before the command started: not starting it`, {
     signal: stopFirst,
   });
@@ -135,10 +144,18 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
         'kill-timeout',
         `kill timeout (${formatDuration(facts.config.killTimeout)}) expired: sending SIGKILL`,
       );
-      return killing;
+      // The final stop: whatever still holds a held socket stops listening now.
+      if (killing.phase !== 'killing' || killing.stop.then !== 'exit') return killing;
+      return { ...killing, tally: shutOpen(killing.tally, 'the kill timeout', out) };
     }
     case 'restart-delay':
-      return state.phase === 'restarting' ? spawn(state.tally, facts, out) : state;
+      if (state.phase !== 'restarting') return state;
+      // Held sockets: each still listening on its address (any holder can shutdown() one) before the next run.
+      if (state.tally.open) {
+        out.push({ kind: 'check-sockets', run: state.tally.runs + 1 });
+        return state;
+      }
+      return spawn(state.tally, facts, out);
     case 'finish':
       return state.phase === 'ending' ? finish(state, out) : state;
     case 'health':
@@ -148,10 +165,19 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       if (state.phase === 'running' || state.phase === 'daemons') out.push({ kind: 'probe', run: state.run.id });
       return state;
     case 'ready-timeout':
-      return readyTimedOut(state, facts, out);
+      return readyTimedOut(warnUntaken(state, { kind: 'timer', name }, facts, out), facts, out);
     case 'check':
       return state; // the shell's own watch for a lost SIGCHLD
   }
+}
+
+/** The held sockets checked before run N: it starts, or (a port taken meanwhile) restarts are given up. */
+function socketsChecked(state: State, run: number, lost: readonly string[], facts: Facts, out: Out): State {
+  if (state.phase !== 'restarting' || run !== state.tally.runs + 1) return state;
+  if (lost.length === 0) return spawn(state.tally, facts, out);
+  const message = `restarts given up: the held socket(s) ${lost.join(', ')} cannot be bound again (the port is taken)`;
+  log(out, 'warn', 'restart-give-up', message, { names: lost });
+  return finish(ending(state), out);
 }
 
 function health(state: State, run: number, unhealthy: boolean, facts: Facts, out: Out): State {

@@ -1,6 +1,7 @@
 import type { Children } from '../children/children.js';
 import type { CommandRun } from '../children/run.js';
-import { betweenRuns, endAwaitsExit, type State } from '../machine/state.js';
+import { betweenRuns, endAwaitsExit } from '../machine/queries.js';
+import type { State } from '../machine/state.js';
 import type { Timers } from './timers.js';
 
 // While signals flood in (this many since the last check), the command's state is checked this

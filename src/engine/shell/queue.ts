@@ -1,5 +1,6 @@
 import type { SignalName } from '../../platform/index.js';
 import type { ProbeResult } from '../health/probes.js';
+import type { HeldInput } from '../machine/state.js';
 import type { TimerName } from '../machine/step.js';
 import type { CommandExit, Snapshot } from '../machine/values.js';
 
@@ -13,6 +14,7 @@ export type EngineEvent =
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; result: ProbeResult } // the health probes of run N answered
   | { kind: 'app-said'; run: number; word: 'ready' | 'stopping'; via: string } // --wait-ready: the app of run N said
+  | { kind: 'held'; input: HeldInput } // --listen: a run's word on its report channel, or what the kernel showed
   | { kind: 'fault'; error: unknown };
 
 /**

@@ -16,6 +16,8 @@ export class StatusBoard {
   treeProcesses = 0;
   /** Set by the shell: a look at the tree now (off the signal path); false when none will come (the end). */
   lookAtTree?: () => boolean;
+  /** Set by the shell under --listen: connections waiting in each held socket's queue, by name (the kernel's). */
+  listenQueue?: () => Array<[string, number]>;
   private treeLookedAt = -Infinity;
   private readonly treeWaiters = new Set<() => void>();
   lastStopSeconds: number | undefined;
@@ -100,6 +102,16 @@ export class StatusBoard {
     );
     const oom = "Processes of the tree killed by the kernel's OOM killer.";
     metric('gsup_oom_kills_total', 'counter', oom, [['', this.oomKills]]);
+    if (this.listenQueue) {
+      const queue = 'Connections waiting to be accepted on each held socket (--listen), from the kernel.';
+      const label = (name: string) => `{name="${name.replace(/[\\"]/g, (char) => `\\${char}`)}"}`;
+      metric(
+        'gsup_listen_queue',
+        'gauge',
+        queue,
+        this.listenQueue().map(([name, count]) => [label(name), count]),
+      );
+    }
     metric(
       'gsup_stop_duration_seconds',
       'gauge',

@@ -78,7 +78,8 @@ class Supervisor implements Shell {
     readonly options: SuperviseOptions,
   ) {
     const config = (this.config = resolveConfig(options));
-    this.machine = { ...config, probes: config.health !== undefined };
+    const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
+    this.machine = { ...config, probes: config.health !== undefined, ...(listen && { listen }) };
     this.cwd = startDirectory(options.cwd);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
@@ -190,6 +191,8 @@ class Supervisor implements Shell {
   }
 
   startRun(id: number): void {
+    // The last run's tree is gone (restarts wait for it): its channels (a report channel, a notify socket) go.
+    this.retire(this.run.id);
     const run = this.parts.spawnRun(id, this.args, this.terminal);
     this.run = run;
     if (run.pid !== undefined) (this.parts.children.nodeChildren.add(run.pid), this.parts.tree.setCommand(run.pid));
@@ -201,11 +204,20 @@ class Supervisor implements Shell {
     });
   }
 
+  /** Run `id` is over: what was its own alone (per run: two may live at once) is let go. */
+  private retire(id: number): void {
+    this.parts.ready?.retire(id);
+    this.parts.listen?.handover.retire(id);
+    this.parts.listen?.samples.ended(id);
+  }
+
   end(exitCode: number, exit: CommandExit): void {
     this.over = true;
     this.timers.abort();
     this.unwatchChildren();
     this.parts.ready?.close();
+    this.parts.listen?.handover.close();
+    this.parts.listen?.samples.close();
     this.result = supervisorResult(this.command, exitCode, exit, this.parts.stops.killed);
     // The loop sees 'done' after this event; outside of it (no spawn), say so now.
     if (!this.loop.busy) this.resolveDone(this.result);

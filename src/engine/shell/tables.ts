@@ -8,7 +8,7 @@ import type { ForwardFacts } from '../delivery/forwarder.js';
 import type { HealthSchedule } from '../health/schedule.js';
 import { exitStatus, isWrapper } from '../machine/exit-status.js';
 import { describeExit } from '../machine/format.js';
-import { leftoversAwaited, treeQuiet } from '../machine/state.js';
+import { leftoversAwaited, treeQuiet } from '../machine/queries.js';
 import type { Effect, Input, State } from '../machine/step.js';
 import { stopRoundSignal } from '../machine/stop-sequence.js';
 import { runsPm2Cli } from '../pm2/daemons.js';
@@ -102,6 +102,13 @@ export function effectTable(shell: Shell): Table<Effect, void> {
       shell.apply({ kind: 'swept', notYet });
     },
     end: (effect) => shell.end(effect.exitCode, effect.exit),
+    'check-sockets': (effect) => {
+      const sockets = parts.listen?.sockets;
+      const lost = sockets?.check(`before run ${effect.run}`, logger) ?? [];
+      sockets?.fresh(); // a restart: the last run's tree is gone
+      shell.apply({ kind: 'sockets-checked', run: effect.run, lost });
+    },
+    'shut-sockets': (effect) => parts.listen?.sockets.shut(effect.names),
   };
 }
 
@@ -127,6 +134,11 @@ export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void
       if (input) shell.apply(input);
     },
     'app-said': (event) => shell.apply(event),
+    held: (event) => {
+      const { input } = event;
+      if (input.kind === 'socket-taken') shell.parts.listen?.samples.taken(input.run, input.name);
+      shell.apply(input);
+    },
     fault: (event) => shell.apply({ kind: 'fault', message: messageOf(event.error) }),
   };
 }
@@ -149,6 +161,9 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   if (runId !== run.id) return;
   run.exit = exit;
   if (run.pid !== undefined) parts.children.nodeChildren.delete(run.pid);
+  // Held sockets: still listening after this run (any holder can shutdown() one)? One that is not is bound again.
+  parts.listen?.samples.ended(runId);
+  parts.listen?.sockets.check(`after run ${runId}`, logger);
   if (options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
   // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
   const command = parts.tree.commandInfo;

@@ -17,6 +17,9 @@ import { Looks } from '../tree/looks.js';
 import { StopRounds } from '../delivery/stop-rounds.js';
 import { ProcessTree } from '../tree/tree.js';
 import type { CommandExit } from '../machine/values.js';
+import type { HeldInput } from '../machine/state.js';
+import { Handover } from '../listen/handover.js';
+import { TakerSamples } from '../listen/takers.js';
 
 // A trim this long after the first event of a burst (see IdleTrim).
 const TRIM_AFTER_MS = 1000;
@@ -76,17 +79,57 @@ export function wire(
   const trim = trimMemory && new IdleTrim(trimMemory, TRIM_AFTER_MS, abort);
   const heard = (run: number, word: 'ready' | 'stopping', via: string) => push({ kind: 'app-said', run, word, via });
   const ready = config.waitReady ? new ReadyListeners(command, platform, logger, heard) : undefined;
-  /** Run `id` of the command: in the start directory, with this gsup's mark (and NOTIFY_SOCKET) in its environment. */
+  const listen = options.listen && held(options.listen, platform, logger, push);
+  if (listen && options.status) options.status.listenQueue = () => listen.sockets.queue();
+  /**
+   * Run `id` of the command: in the start directory, with this gsup's mark (and NOTIFY_SOCKET) in its
+   * environment, and under --listen the held sockets at fds 3…
+   */
   const spawnRun = (id: number, args: string[], terminal?: string[]) => {
     const marked = provenance.env(env, id);
-    const { env: runEnv, ipc } = ready?.started(id, marked) ?? { env: marked, ipc: undefined };
-    const run = spawnCommand(id, command, args, config, { ...options, env: runEnv }, platform, terminal, ipc);
+    const { env: readyEnv, ipc } = ready?.started(id, marked) ?? { env: marked, ipc: undefined };
+    const handed = listen?.handover.started(id, readyEnv);
+    const runEnv = handed?.env ?? readyEnv;
+    let run: ReturnType<typeof spawnCommand>;
+    try {
+      run = spawnCommand(id, command, args, config, { ...options, env: runEnv }, platform, terminal, ipc, handed);
+    } finally {
+      handed?.spawned();
+    }
+    listen?.samples.started(id, run.pid);
     deaths.newRun(run.sent);
     const line = [command, ...args].join(' ');
     void run.spawned.exited.then((exit) => exit.signal === 'SIGKILL' && deaths.sigkilled(run.pid, line, true));
     return run;
   };
-  return { tree, lines, looks, children, pm2, forwarder, stops, relayers, health, trim, ready, spawnRun, deaths };
+  return {
+    tree,
+    lines,
+    looks,
+    children,
+    pm2,
+    forwarder,
+    stops,
+    relayers,
+    health,
+    trim,
+    ready,
+    listen,
+    spawnRun,
+    deaths,
+  };
+}
+
+/** The held sockets' parts (--listen): the sockets, what each run gets of them, who of a run takes them. */
+function held(
+  given: NonNullable<SuperviseOptions['listen']>,
+  platform: Platform,
+  logger: Logger,
+  push: (event: EngineEvent) => void,
+) {
+  const heard = (input: HeldInput) => push({ kind: 'held', input });
+  const handover = new Handover(given.sockets, platform, logger, heard, given.preloadFile);
+  return { sockets: given.sockets, handover, samples: new TakerSamples(platform, given.sockets, heard) };
 }
 
 export type Parts = ReturnType<typeof wire>;

@@ -58,6 +58,13 @@ export function errnoName(errno: number): string {
 
 let libc: Libc | undefined;
 let failure: string | undefined;
+let library: { koffi: typeof import('koffi'); lib: ReturnType<typeof loadLibc> } | undefined;
+
+/** koffi and libc as loaded by `load()`, for functions bound only where used (sockets.ts: under --listen). */
+export function loadedLibrary(): typeof library {
+  load();
+  return library;
+}
 
 /** Why koffi could not be loaded, once `load()` has failed. */
 export function nativeFailure(): string | undefined {
@@ -73,27 +80,28 @@ export function load(): Libc | undefined {
   }
   try {
     const koffi = loadKoffi(import.meta.url);
-    const library = loadLibc(koffi);
+    const lib = loadLibc(koffi);
+    library = { koffi, lib };
     libc = {
-      prctl: library.func('int prctl(int, unsigned long, unsigned long, unsigned long, unsigned long)'),
-      waitpid: library.func('int waitpid(int, _Out_ int *, int)'),
-      waitid: library.func('int waitid(int, int, void *, int)'),
-      fcntl: library.func('int fcntl(int, int, int)'),
-      ioctl: library.func('int ioctl(int, unsigned long, _Out_ int *)'),
+      prctl: lib.func('int prctl(int, unsigned long, unsigned long, unsigned long, unsigned long)'),
+      waitpid: lib.func('int waitpid(int, _Out_ int *, int)'),
+      waitid: lib.func('int waitid(int, int, void *, int)'),
+      fcntl: lib.func('int fcntl(int, int, int)'),
+      ioctl: lib.func('int ioctl(int, unsigned long, _Out_ int *)'),
       // syscall(2) is variadic; these fixed prototypes pass the same registers on Linux's ABIs,
       // without koffi's per-call variadic cost.
-      pidfdOpen: library.func('syscall', 'long', ['long', 'int', 'unsigned int']),
-      pidfdSendSignal: library.func('syscall', 'long', ['long', 'int', 'int', 'void *', 'unsigned int']),
-      close: library.func('int close(int)'),
-      setsid: library.func('int setsid(void)'),
-      ioctlValue: library.func('ioctl', 'int', ['int', 'unsigned long', 'long']),
-      signal: library.func('void *signal(int, void *)'),
-      execvp: library.func('int execvp(const char *, const char **)'),
-      socket: library.func('int socket(int, int, int)'),
-      bind: library.func('int bind(int, const void *, uint32_t)'),
-      shutdown: library.func('int shutdown(int, int)'),
+      pidfdOpen: lib.func('syscall', 'long', ['long', 'int', 'unsigned int']),
+      pidfdSendSignal: lib.func('syscall', 'long', ['long', 'int', 'int', 'void *', 'unsigned int']),
+      close: lib.func('int close(int)'),
+      setsid: lib.func('int setsid(void)'),
+      ioctlValue: lib.func('ioctl', 'int', ['int', 'unsigned long', 'long']),
+      signal: lib.func('void *signal(int, void *)'),
+      execvp: lib.func('int execvp(const char *, const char **)'),
+      socket: lib.func('int socket(int, int, int)'),
+      bind: lib.func('int bind(int, const void *, uint32_t)'),
+      shutdown: lib.func('int shutdown(int, int)'),
       errno: () => koffi.errno(),
-      mallocTrim: optional(() => library.func('int malloc_trim(size_t)')),
+      mallocTrim: optional(() => lib.func('int malloc_trim(size_t)')),
     };
   } catch (error) {
     failure = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -182,17 +190,24 @@ const SIGPIPE = 13;
 const SIGXFSZ = 25;
 
 /**
- * What `setsid -c` does, for images without util-linux or busybox: a new
- * session, the terminal on stdin made its controlling terminal, then exec.
- * Returns only when it fails: the errno of the step that did.
+ * The exec step of gsup's own helper (exec-tty.ts), for images without util-linux, busybox or a shell:
+ * `session`, what `setsid -c` does (a new session, the terminal on stdin made its controlling terminal);
+ * `keep`, fds above 2 the command must get (held sockets, the report channel, IPC: Node marked them
+ * close-on-exec at its start). Then exec. Returns only when it fails: the errno of the step that did.
  */
-export function execInNewSession(command: string, args: readonly string[]): { step: string; errno: number } {
+export function execCommand(
+  command: string,
+  args: readonly string[],
+  steps: { session: boolean; keep: readonly number[] },
+): { step: string; errno: number } {
   const native = load();
   if (!native) return { step: `koffi (${failure})`, errno: 0 };
-  if (native.setsid() < 0) return { step: 'setsid', errno: native.errno() };
-  if (native.ioctlValue(0, TIOCSCTTY, 0) !== 0) return { step: 'ioctl(TIOCSCTTY)', errno: native.errno() };
+  if (steps.session) {
+    if (native.setsid() < 0) return { step: 'setsid', errno: native.errno() };
+    if (native.ioctlValue(0, TIOCSCTTY, 0) !== 0) return { step: 'ioctl(TIOCSCTTY)', errno: native.errno() };
+  }
   // What Node set for itself must not reach the command: its stdio is close-on-exec, SIGPIPE and SIGXFSZ ignored.
-  for (const fd of [0, 1, 2]) native.fcntl(fd, F_SETFD, 0);
+  for (const fd of [0, 1, 2, ...steps.keep]) native.fcntl(fd, F_SETFD, 0);
   native.signal(SIGPIPE, null);
   native.signal(SIGXFSZ, null);
   native.execvp(command, [command, ...args, null]);

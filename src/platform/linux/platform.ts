@@ -12,6 +12,8 @@ import { processUser } from './credentials.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './reaping.js';
 import { openNotifySocket } from './notify-socket.js';
+import { heldSocketCalls } from './sockets.js';
+import { socketTakers } from './socket-takers.js';
 import { ownedTerminal } from '../terminal.js';
 import { onPath } from '../which.js';
 import { sendSignal, watchSigchld } from '../kill.js';
@@ -112,6 +114,9 @@ interface HeldChild extends ChildHandle {
   pidfd: number | undefined;
 }
 
+/** gsup's own exec helper (exec-tty.ts), a bundle beside this one. */
+const EXEC_HELPER = () => join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs');
+
 // A util-linux or busybox setsid that knows -c says so in its usage (`-c, --ctty`, `[-c]`); an older busybox does not.
 const CTTY_OPTION = /(^|[\s[,])-c\b/m;
 
@@ -168,9 +173,7 @@ export const linuxPlatform: Platform = {
     // run by node (a minimal or distroless image has no setsid, an old busybox's has no -c).
     const found = onPath('setsid', process.env, '/');
     const setsid = found && takesCtty(found) ? found : undefined;
-    const wrapper = setsid
-      ? [setsid, '-c']
-      : [process.execPath, join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs')];
+    const wrapper = setsid ? [setsid, '-c'] : [process.execPath, EXEC_HELPER()];
     if (!setsid && !existsSync(wrapper[1])) return 'no setsid -c on PATH (util-linux, busybox), no exec-tty.cjs';
     const why = releaseTerminal(0);
     if (why) return why;
@@ -225,4 +228,13 @@ export const linuxPlatform: Platform = {
   reapZombies,
   ownChildren,
   openNotifySocket,
+  sockets: heldSocketCalls,
+  socketTakers,
+  listenPidStep() {
+    // $$ in `sh -c` is the shell's own pid, which `exec` hands to the command.
+    if (existsSync('/bin/sh'))
+      return { argv: ['/bin/sh', '-c', 'LISTEN_PID=$$; export LISTEN_PID; exec "$0" "$@"'], helper: false };
+    const helper = EXEC_HELPER();
+    return existsSync(helper) ? { argv: [process.execPath, helper], helper: true } : 'no /bin/sh, no exec-tty.cjs';
+  },
 };

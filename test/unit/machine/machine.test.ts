@@ -86,18 +86,30 @@ const INPUTS: Input[] = [
   { kind: 'swept', notYet: 0 },
   { kind: 'swept', notYet: 2 },
   { kind: 'fault', message: 'boom' },
+  // --listen (test/unit/machine/held.test.ts has their decisions)
+  { kind: 'socket-taken', run: 1, name: 'web', pid: 600, seen: 'word' },
+  { kind: 'socket-closed', run: 1, name: 'web', pid: 600 },
+  { kind: 'report-closed', run: 1 },
+  { kind: 'sockets-checked', run: 2, lost: [] },
+  { kind: 'sockets-checked', run: 2, lost: ['web'] },
 ];
 
 const kinds = (effects: Effect[]) => effects.map((effect) => effect.kind);
 const logged = (effects: Effect[]) => effects.flatMap((effect) => (effect.kind === 'log' ? [effect.message] : []));
 
 describe('step: every phase × every input', () => {
-  for (const [phase, state] of Object.entries(PHASES)) {
+  // Each phase as it is, and with a held socket still open (--listen).
+  const listen = { names: ['web'], preload: true };
+  const variants = Object.entries(PHASES).flatMap(([phase, state]) => [
+    [phase, state, {}] as const,
+    [`${phase} (--listen)`, { ...state, tally: { ...state.tally, open: ['web'] } } as State, { listen }] as const,
+  ]);
+  for (const [phase, state, config] of variants) {
     it.each(INPUTS.map((input) => [`${input.kind} ${JSON.stringify(input).slice(0, 60)}`, input] as const))(
       `${phase} + %s`,
       (_, input) => {
         const before = JSON.stringify(state);
-        const { state: next, effects } = step(state, input, facts());
+        const { state: next, effects } = step(state, input, facts(config));
         expect(JSON.stringify(state)).toBe(before); // pure: the old state is untouched
         // The end is said once, as an effect, exactly when the phase becomes done.
         expect(kinds(effects).filter((kind) => kind === 'end')).toHaveLength(
@@ -112,6 +124,12 @@ describe('step: every phase × every input', () => {
         // Only an exited supervision exits with a status of 0 after failed health checks.
         const end = effects.find((effect) => effect.kind === 'end');
         if (end?.kind === 'end' && next.tally.unhealthyExit) expect(end.exitCode).not.toBe(0);
+        // A held socket is shut down once at most, and only one still open; a spawn never follows the end of one.
+        const shut = effects.flatMap((effect) => (effect.kind === 'shut-sockets' ? effect.names : []));
+        const open = state.tally.open ?? [];
+        expect(shut.every((name) => open.includes(name))).toBe(true);
+        expect(next.tally.open ?? []).toEqual(open.filter((name) => !shut.includes(name)));
+        if (shut.length > 0) expect(kinds(effects)).not.toContain('spawn');
       },
     );
   }

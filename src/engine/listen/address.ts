@@ -1,0 +1,75 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import type { ListenSpec } from '../../platform/types.js';
+
+// `--listen [NAME=]ADDRESS`, read: `PORT` (every interface), `HOST:PORT`, `[V6]:PORT`. HOST is a literal
+// address: no name is looked up at start (a resolver's answer would decide, at each start, what is exposed).
+
+/** One held socket as asked for: its name, and where it listens (`host` undefined: every interface). */
+export interface ListenAddress {
+  readonly name: string;
+  readonly host: string | undefined;
+  readonly family: 4 | 6 | undefined;
+  readonly port: number;
+}
+
+// systemd's rule for a name (FileDescriptorName=): printable ASCII but `:`, at most 255; here also no `,`
+// (GSUP_LISTEN's separator) and no `=` (the name's own).
+const NAME = /^[\x21-\x7e]{1,255}$/;
+const NAME_FORBIDDEN = /[:,=]/;
+
+/** `[NAME=]ADDRESS` read, or what is wrong with it (for a line that names the value). */
+export function parseListen(text: string): ListenAddress | string {
+  const equals = text.indexOf('=');
+  const named = equals >= 0;
+  const address = named ? text.slice(equals + 1) : text;
+  const where = readAddress(address);
+  if (typeof where === 'string') return where;
+  const name = named ? text.slice(0, equals) : String(where.port);
+  if (!NAME.test(name) || NAME_FORBIDDEN.test(name))
+    return `the name ${JSON.stringify(name)} is not printable ASCII without spaces, ':', ',' or '=' (at most 255)`;
+  return { name, ...where };
+}
+
+function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
+  if (/^\d+$/.test(text)) return withPort(text, undefined, undefined);
+  const v6 = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
+  if (v6) return isIPv6(v6[1]) ? withPort(v6[2], v6[1], 6) : `${JSON.stringify(v6[1])} is no IPv6 address`;
+  const colon = text.lastIndexOf(':');
+  if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
+  const host = text.slice(0, colon);
+  if (isIPv6(host)) return 'an IPv6 address goes in brackets: [HOST]:PORT';
+  if (!isIPv4(host)) return `${JSON.stringify(host)} is no literal address (no name is looked up)`;
+  return withPort(text.slice(colon + 1), host, 4);
+}
+
+function withPort(text: string, host: string | undefined, family: 4 | 6 | undefined) {
+  const port = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 1 && port <= 65535)) return `port ${JSON.stringify(text)} is not 1-65535`;
+  return { host, family, port };
+}
+
+/** The second of two addresses with one name (each name is unique: LISTEN_FDNAMES tells them apart). */
+export function duplicateName(addresses: readonly ListenAddress[]): string | undefined {
+  const seen = new Set<string>();
+  for (const { name } of addresses) {
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+/** What a bind tries for an address, in order: every interface is `[::]` (IPv4 too), else 0.0.0.0. */
+export function specsOf(address: ListenAddress): ListenSpec[] {
+  const { host, family, port } = address;
+  if (host === undefined || family === undefined)
+    return [
+      { family: 6, host: '::', port, dual: true },
+      { family: 4, host: '0.0.0.0', port, dual: false },
+    ];
+  return [{ family, host, port, dual: family === 6 && host === '::' }];
+}
+
+/** An address as bound: `[::]:8080`, `0.0.0.0:8080`, `127.0.0.1:9000`. */
+export function shownSpec(spec: ListenSpec): string {
+  return spec.family === 6 ? `[${spec.host}]:${spec.port}` : `${spec.host}:${spec.port}`;
+}

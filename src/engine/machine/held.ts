@@ -1,0 +1,123 @@
+import type { Facts, HeldInput, Input, Out, Run, RunHeld, State, Tally } from './state.js';
+import type { Snapshot } from './values.js';
+
+// The held sockets' decisions (--listen): who of a run took which socket, when a socket is done with (shut
+// down for every holder, so that clients are refused rather than left waiting), and the warning for a run
+// that took none. The sockets themselves, and the words, are the shell's (engine/listen/).
+
+const NOTHING: RunHeld = { took: [], takers: [], released: false, warned: false };
+
+/** The held sockets, all open, at the start (none without --listen). */
+export function openAtStart(tally: Tally, facts: Facts): Tally {
+  const names = facts.config.listen?.names;
+  return names && names.length > 0 ? { ...tally, open: names } : tally;
+}
+
+/** Shuts down what is still open (no run follows, or the kill timeout came): said once, at -v. */
+export function shutOpen(tally: Tally, reason: string, out: Out): Tally {
+  if (!tally.open || tally.open.length === 0) return tally;
+  return shut(tally, tally.open, reason, out);
+}
+
+function shut(tally: Tally, names: readonly string[], reason: string, out: Out): Tally {
+  out.push({ kind: 'shut-sockets', names, reason });
+  const message = `held socket(s) ${names.join(', ')} shut down (${reason}): new connections are refused`;
+  out.push({ kind: 'log', level: 'info', event: 'listen-shut', message, fields: { names, reason } });
+  return { ...tally, open: (tally.open ?? []).filter((name) => !names.includes(name)) };
+}
+
+/** The run an input is of, when it is the current one. */
+function runOf(state: State, id: number): Run | undefined {
+  return 'run' in state && state.run.id === id ? state.run : undefined;
+}
+
+function withRun(state: State, held: RunHeld): State {
+  return 'run' in state ? ({ ...state, run: { ...state.run, held } } as State) : state;
+}
+
+/** A word of a run's report channel (or what the kernel showed of it); then the final stop's rule. */
+export function heard(state: State, input: HeldInput, facts: Facts, out: Out): State {
+  const run = runOf(state, input.run);
+  if (!run || !state.tally.open) return state;
+  const held = run.held ?? NOTHING;
+  switch (input.kind) {
+    case 'socket-taken': {
+      if (!facts.config.listen?.names.includes(input.name)) return state;
+      const taker = { name: input.name, pid: input.pid, seen: input.seen };
+      const known = held.takers.some((t) => t.name === taker.name && t.pid === taker.pid);
+      if (!held.took.includes(input.name)) {
+        const via = input.seen === 'word' ? 'its word' : 'seen by the kernel';
+        const message = `run ${run.id}: pid ${input.pid} took the held socket ${input.name} (${via})`;
+        out.push({ kind: 'log', level: 'info', event: 'listen-taken', message, fields: { ...taker, run: run.id } });
+      }
+      const took = held.took.includes(input.name) ? held.took : [...held.took, input.name];
+      return withRun(state, { ...held, took, takers: known ? held.takers : [...held.takers, taker] });
+    }
+    case 'socket-closed': {
+      const takers = held.takers.filter((t) => !(t.name === input.name && t.pid === input.pid));
+      return released(withRun(state, { ...held, takers }), out);
+    }
+    case 'report-closed': {
+      // Whoever said a word held the channel too: gone. One the kernel showed may live on without it.
+      const takers = held.takers.filter((taker) => taker.seen === 'kernel');
+      return released(withRun(state, { ...held, takers, released: true }), out);
+    }
+  }
+}
+
+/** A look: takers no longer alive are gone (an exit says no word); then the final stop's rule. */
+export function looked(state: State, snapshot: Snapshot, out: Out): State {
+  const held = 'run' in state ? state.run.held : undefined;
+  if (!held || held.takers.length === 0) return state;
+  const takers = held.takers.filter((taker) => snapshot.alive.some((info) => info.pid === taker.pid));
+  if (takers.length === held.takers.length) return released(state, out);
+  return released(withRun(state, { ...held, takers }), out);
+}
+
+/**
+ * The final stop (no run follows): a socket is shut down once every process that took it has closed it or
+ * is gone, and all of them once nothing of the run holds its report channel. A wrapper shell or a stray
+ * child may still hold the fd: it stops listening too, and new connections are refused.
+ */
+function released(state: State, out: Out): State {
+  const { open } = state.tally;
+  if (!open || open.length === 0 || (state.phase !== 'stopping' && state.phase !== 'killing')) return state;
+  if (state.stop.then !== 'exit') return state;
+  const held = state.run.held ?? NOTHING;
+  const all = held.released && held.takers.length === 0;
+  const done = all
+    ? open
+    : open.filter((name) => held.took.includes(name) && !held.takers.some((taker) => taker.name === name));
+  if (done.length === 0) return state;
+  const reason = all ? 'nothing of the run holds it' : 'the app closed it, or exited';
+  return { ...state, tally: shut(state.tally, done, reason, out) };
+}
+
+/**
+ * A run that ends by itself (or of failed health checks), or reaches its ready timeout, having taken no held
+ * socket: one warning with the likely causes. Not for a stop gsup was asked for.
+ */
+export function warnUntaken(state: State, input: Input, facts: Facts, out: Out): State {
+  const listen = facts.config.listen;
+  if (!listen || !('run' in state)) return state;
+  const { run } = state;
+  const held = run.held ?? NOTHING;
+  if (held.took.length > 0 || held.warned) return state;
+  let when: string;
+  if (input.kind === 'command-exit') {
+    if (input.run !== run.id || input.exit.errorCode !== undefined) return state;
+    const stopped = 'stop' in state && state.stop.cause !== 'unhealthy';
+    if (stopped || (state.phase !== 'running' && !('stop' in state))) return state;
+    when = 'ended';
+  } else {
+    if ((state.phase !== 'running' && state.phase !== 'daemons') || run.app !== 'waiting') return state;
+    when = 'reached its ready timeout';
+  }
+  const likely = listen.preload
+    ? "gsup's preload did not load (a script reset NODE_OPTIONS), or the server is no Node's (a native one, Bun)"
+    : 'the app does not use LISTEN_FDS (fds 3…), and --no-listen-preload leaves NODE_OPTIONS alone';
+  const names = listen.names.join(', ');
+  const message = `run ${run.id} ${when} without any process taking a held socket (${names}): ${likely}`;
+  out.push({ kind: 'log', level: 'warn', event: 'listen-untaken', message, fields: { run: run.id } });
+  return withRun(state, { ...held, warned: true });
+}
