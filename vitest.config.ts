@@ -3,12 +3,19 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/helpers/temp-folders.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
       {
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          setupFiles: ['test/helpers/leaks.ts'],
+          setupFiles: ['test/helpers/temp-folders.ts', 'test/helpers/leaks.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
           // Real processes and real signals: files run in parallel, tests in a file one by one.
@@ -23,7 +30,7 @@ export default defineConfig({
           // so that they neither starve nor are starved by timing-sensitive tests.
           name: 'e2e-alone',
           include: ['test/e2e-alone/**/*.test.ts'],
-          setupFiles: ['test/helpers/leaks.ts'],
+          setupFiles: ['test/helpers/temp-folders.ts', 'test/helpers/leaks.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
           fileParallelism: false,
@@ -36,6 +43,7 @@ export default defineConfig({
           // A real runtime (podman): one container at a time, after the rest.
           name: 'container',
           include: ['test/container/**/*.test.ts'],
+          setupFiles: ['test/helpers/temp-folders.ts'],
           testTimeout: 60_000,
           hookTimeout: 240_000,
           fileParallelism: false,

@@ -1,13 +1,14 @@
 // Idle: gsup's CPU while it supervises `sleep N` (start-up excluded: from 1 s
 // on), and its memory beside the naive forwarder's, with and without
-// --status-port. RssAnon is the private part: what a container pays beside a
-// Node app, whose node binary pages it shares.
+// --status-port, and beside tini's and dumb-init's where they are installed.
+// RssAnon is the private part: what a container pays beside a Node app, whose
+// node binary pages it shares.
 import { spawn } from 'node:child_process';
 import { cpuMs, statusMiB } from './lib/proc.js';
 import { GSUP, NAIVE, exited, sleep } from './lib/spawn.js';
 import { mib, ms } from './lib/stats.js';
 
-export default async function idle({ quick, row }) {
+export default async function idle({ quick, tools, row }) {
   const seconds = quick ? 10 : 30;
   const port = 40000 + (process.pid % 1000);
   const sleeping = ['sleep', String(seconds)];
@@ -18,13 +19,18 @@ export default async function idle({ quick, row }) {
     [GSUP[1], '--status-port', String(port), '--status-host', '127.0.0.1', '--', ...sleeping],
     { stdio: 'ignore' },
   );
+  // C inits, for scale (tini -s: a subreaper, as it would be anywhere but PID 1).
+  const inits = {};
+  if (tools.tini) inits.tini = spawn('tini', ['-s', '--', ...sleeping], { stdio: 'ignore' });
+  if (tools.dumbInit) inits['dumb-init'] = spawn('dumb-init', sleeping, { stdio: 'ignore' });
   await sleep(1000);
   const start = cpuMs(gsup.pid);
   await sleep((seconds - 1.5) * 1000);
   const used = cpuMs(gsup.pid) - start;
   const memory = (child) => ({ rss: statusMiB(child.pid, 'VmRSS'), anon: statusMiB(child.pid, 'RssAnon') });
   const [own, floor, withPort] = [memory(gsup), memory(naive), memory(served)];
-  await Promise.all([exited(gsup), exited(naive), exited(served)]);
+  const others = Object.entries(inits).map(([name, child]) => [name, memory(child)]);
+  await Promise.all([exited(gsup), exited(naive), exited(served), ...Object.values(inits).map(exited)]);
   row({
     id: 'idle-cpu',
     params: { seconds },
@@ -37,7 +43,9 @@ export default async function idle({ quick, row }) {
   row({
     id: 'idle-rss',
     result: against(own),
-    anchors: `naive forwarder ${mib(floor.rss)} (private ${mib(floor.anon)})`,
+    anchors: [['naive forwarder', floor], ...others]
+      .map(([name, memory]) => `${name} ${mib(memory.rss)} (private ${mib(memory.anon)})`)
+      .join(', '),
     measured: { ratio: own.rss / floor.rss },
   });
   row({ id: 'idle-rss-served', result: against(withPort), measured: { ratio: withPort.rss / floor.rss } });

@@ -9,12 +9,13 @@
 //   npm run bench                     everything (10,000-process stop included)
 //   npm run bench -- --quick          fewer runs, shorter soak, no 10,000-process stop
 //   npm run bench -- --only latency,stops
-//   npm run bench -- --write-docs     everything, then the tables of docs/performance.md rewritten
+//   npm run bench -- --write-docs     everything, then the tables of docs/performance.md rewritten,
+//                                     and the figures README.md and docs/ quote from them (bench/quotes.js)
 //   node bench/soak.js 600            the memory soak alone, for 10 minutes
 //   node bench/drain.js               the drain figure alone
 //   node bench/restarts.js            the restarts figure alone (crash-restarts and reloads under load)
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import drain from './drain.js';
 import floods from './floods.js';
 import idle from './idle.js';
@@ -22,6 +23,7 @@ import latency from './latency.js';
 import { descendants } from './lib/proc.js';
 import { ROOT, has, unshareWorks } from './lib/spawn.js';
 import { cells, machine, markers, renderTable, writeBetween } from './lib/table.js';
+import { QUOTED_FILES, lastRun, quotesIn, rewriteQuotes } from './quotes.js';
 import reaping from './reaping.js';
 import restarts from './restarts.js';
 import soak from './soak.js';
@@ -82,7 +84,10 @@ try {
   process.exit(2);
 }
 // Before the run, not after it: the markers the run will write between.
-if (options.writeDocs) for (const name of ['table', ...TABLES]) markers(readFileSync(DOCS, 'utf8'), name);
+if (options.writeDocs) {
+  for (const name of ['table', ...TABLES]) markers(readFileSync(DOCS, 'utf8'), name);
+  for (const file of QUOTED_FILES) quotesIn(file, readFileSync(`${ROOT}${file}`, 'utf8'));
+}
 if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
 const tools = { tini: has('tini'), dumbInit: has('dumb-init'), unshare: unshareWorks() };
 process.stderr.write(
@@ -127,5 +132,12 @@ if (options.writeDocs) {
     const { caption, lines } = tables[name];
     writeBetween(DOCS, name, lines.length > 0 ? lines : [caption]);
   }
-  process.stderr.write(`bench: the tables of docs/performance.md rewritten\n`);
+  // The figures other docs quote follow the run just written (bench/quotes.js).
+  const run = lastRun(readFileSync(DOCS, 'utf8'));
+  for (const file of QUOTED_FILES)
+    writeFileSync(`${ROOT}${file}`, rewriteQuotes(file, readFileSync(`${ROOT}${file}`, 'utf8'), run));
+  process.stderr.write(
+    `bench: the tables of docs/performance.md rewritten, and the figures ${QUOTED_FILES.join(', ')} quote
+`,
+  );
 }

@@ -2,6 +2,7 @@
 export declare const IMAGE: string;
 export declare function podmanSkipReason(): string | undefined;
 export declare function podmanEnv(): NodeJS.ProcessEnv;
+export declare function removePodmanConf(): void;
 export declare function podman(args: string[], options?: { timeout?: number; input?: string }): string;
 export declare function podmanTry(
   args: string[],

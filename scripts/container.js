@@ -24,6 +24,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const IMAGE = 'localhost/gsup-local:test';
+// Marks the images built here, so that one a later build replaced is found and removed.
+const LABEL = 'gsup-local=test';
 // Tools copied into the image when this machine has them.
 const TOOLS = ['sh', 'env', 'sleep', 'setsid', 'tty', 'cat', 'tini', 'dumb-init'];
 
@@ -60,13 +62,23 @@ export function podmanEnv() {
     const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
     const nofile = hard('Max open files') === 'unlimited' ? 1048576 : Number(hard('Max open files'));
     const nproc = hard('Max processes') === 'unlimited' ? pidMax : Math.min(Number(hard('Max processes')), pidMax);
-    conf = join(mkdtempSync(join(tmpdir(), 'gsup-podman-')), 'containers.conf');
+    const folder = mkdtempSync(join(tmpdir(), 'gsup-podman-'));
+    // Nothing left in the temp directory: the file goes with the process that wrote it, or sooner.
+    if (!removing) process.once('exit', (removing = removePodmanConf));
+    conf = join(folder, 'containers.conf');
     writeFileSync(
       conf,
       `[containers]\ndefault_ulimits = ["nofile=${nofile}:${nofile}", "nproc=${nproc}:${nproc}"]\n[engine]\nruntime = "runc"\n`,
     );
   }
   return { ...process.env, CONTAINERS_CONF: conf };
+}
+
+let removing;
+/** Removes the private containers.conf (a later podman call writes it again): a test file's end. */
+export function removePodmanConf() {
+  if (conf) rmSync(dirname(conf), { recursive: true, force: true });
+  conf = undefined;
 }
 
 /** Runs podman; returns its stdout. */
@@ -174,9 +186,13 @@ export function buildImage() {
     );
     const tar = join(work, 'rootfs.tar');
     execFileSync('tar', ['-C', rootfs, '-cf', tar, '.']);
+    // The image this one replaces: once the tag moves it would be left behind as <none>.
+    const replaced = imageId();
     podman(
       [
         'import',
+        '--change',
+        `LABEL ${LABEL}`,
         '--change',
         'ENTRYPOINT ["gsup", "--"]',
         '--change',
@@ -188,10 +204,30 @@ export function buildImage() {
       ],
       { timeout: 180_000 },
     );
+    // What the tag left: the image replaced now, and any of ours an earlier build could not remove.
+    // Not forced: an image a container still runs stays, until a build after that container is gone.
+    const dangling = podmanTry([
+      'images',
+      '-q',
+      '--no-trunc',
+      '--filter',
+      'dangling=true',
+      '--filter',
+      `label=${LABEL}`,
+    ]);
+    const left = new Set(dangling.stdout.split('\n').filter(Boolean));
+    if (replaced && replaced !== imageId()) left.add(replaced);
+    for (const id of left) podmanTry(['rmi', id]);
     return held;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The full id of the image tagged IMAGE, or undefined when there is none. */
+function imageId() {
+  const found = podmanTry(['image', 'inspect', '--format', '{{.Id}}', IMAGE]);
+  return found.status === 0 ? found.stdout.trim() || undefined : undefined;
 }
 
 /** Removes a container, whatever state it is in. */

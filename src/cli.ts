@@ -36,9 +36,10 @@ function heapForMemory(): void {
 }
 
 async function run(options: CliOptions, inbox: SignalInbox, started: () => void): Promise<number> {
-  const { command, args, verbosity, logFormat, status, grace, pdeathsig, terminationLog, ...rest } = options;
+  const { command, args, verbosity, logFormat, status, grace, pdeathsig, terminationLog, ignored, ...rest } = options;
   const { listen, listenPreload, ...config } = rest;
   const logger = await createLogger({ verbosity, format: logFormat });
+  for (const { option, needs, message } of ignored) logger.warn('ignored-option', message, { option, needs });
   // Checked before anything runs (resolved against the start directory: gsup moves to / below).
   const termination = await terminationLogPath(terminationLog?.[0], terminationLog?.[1]);
   const notes = termination !== undefined ? new TerminationNotes(logger) : undefined;

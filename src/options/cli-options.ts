@@ -11,6 +11,8 @@ import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseDeathSignal, parseRewrite } from './signals.js';
 import { listenOptions, type ListenOptions } from './listen.js';
+import { readCount } from './counts.js';
+import { ignoredOptions, type Ignored } from './needs.js';
 
 /** What the command line asks for: the engine's configuration, the command, and gsup's own logging. */
 export interface CliOptions extends SupervisorConfig, ListenOptions {
@@ -26,6 +28,8 @@ export interface CliOptions extends SupervisorConfig, ListenOptions {
   pdeathsig: SignalName | undefined;
   /** Where to write why gsup ended, as given (with the flag or variable that gave it); none: Kubernetes' file. */
   terminationLog: [string, string] | undefined;
+  /** Options given that do nothing without another (needs.ts): each named once in a warning at start. */
+  ignored: Ignored[];
 }
 
 /** What the command line asks for: run something, or print help/version and exit 0. */
@@ -34,11 +38,6 @@ export type CliRequest = { kind: 'run'; options: CliOptions } | { kind: 'done' }
 function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new UsageError(`invalid value ${quoted(value)} for ${what}: expected ${allowed.join(', ')}`);
-}
-
-function readCount(text: string, what: string): number {
-  if (/^\d+$/.test(text.trim())) return Number(text);
-  throw new UsageError(`invalid number ${quoted(text)} for ${what}: expected a whole number`);
 }
 
 function port(text: string, what: string): number {
@@ -141,7 +140,7 @@ function healthConfig(pick: Pick): HealthConfig | undefined {
   };
 }
 
-/** `--wait-ready` (off unless given) and `--ready-timeout`, which needs it. */
+/** `--wait-ready` (off unless given) and `--ready-timeout` (without the wait it does nothing: needs.ts). */
 function readyConfig(
   flags: Record<string, any>,
   env: NodeJS.ProcessEnv,
@@ -153,8 +152,6 @@ function readyConfig(
   if (!given) return { waitReady, readyTimeout: undefined };
   const readyTimeout = parseDuration(...given);
   if (readyTimeout === 0) throw new UsageError(`invalid value ${quoted(given[0])} for ${given[1]}: must be above 0`);
-  const needs = 'needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited';
-  if (!waitReady) throw new UsageError(`${given[1]} ${quoted(given[0])} ${needs}`);
   return { waitReady, readyTimeout };
 }
 
@@ -240,7 +237,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     verbosity = Number(env.GSUP_VERBOSE);
   }
 
-  const options: Omit<CliOptions, 'command' | 'args'> = {
+  const options: Omit<CliOptions, 'command' | 'args' | 'ignored'> = {
     // On in the CLI (the library's default is off: it changes the host process).
     subreaper: flags.subreaper === false ? false : envSwitch(env, 'GSUP_SUBREAPER'),
     pm2: flags.pm2 === false ? false : envSwitch(env, 'GSUP_PM2'),
@@ -273,5 +270,6 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
   const [command, ...args] = commandLine;
   if (command === undefined) throw new UsageError(`no command given (usage: gsup ${USAGE})`);
   if (command.trim() === '') throw new UsageError('the command is empty: nothing to run');
-  return { ...options, command, args };
+  const ignored = ignoredOptions(pick, options);
+  return { ...options, ignored, command, args };
 }

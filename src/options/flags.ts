@@ -20,6 +20,9 @@ Ctrl+Z (SIGTSTP, SIGTTIN, SIGTTOU) stops the command's group with SIGSTOP
 
 Durations carry a unit: 500ms, 10s, 2m, 1h, 1m30s, 1.5s. A bare number other
 than 0 is refused: Docker and Kubernetes count seconds, pm2 milliseconds.
+An option that does nothing without another (--health-interval without a
+health check, --max-restarts without --restart, --status-host without
+--status-port, --ready-timeout without --wait-ready) is ignored with a warning.
 
 Exit status: the command's code; 128+N when it died of signal N; 126 not
 executable; 127 not found; 125 gsup's own error.
@@ -44,7 +47,8 @@ function buildProgram(version: string, write: (text: string) => void): Command {
     program.addOption(new Option(flags, `${description} [env ${env}, default ${fallback}]`));
   option(
     '-t, --kill-timeout <duration>',
-    "time between the stop signal and SIGKILL of what is still alive; the default comes before docker stop's 10 s",
+    'time between the stop signal and SIGKILL of what is still alive (0: at once); the default comes before ' +
+      "docker stop's 10 s",
     'GSUP_KILL_TIMEOUT',
     '8s',
   );

@@ -11,8 +11,9 @@ const MIN_KILL_TIMEOUT_MS = 1000;
  * Kubernetes' terminationGracePeriodSeconds or `docker stop -t`): by default
  * grace − stop delay − 1 s, refused when that is under 1 s; an explicit kill
  * timeout that, with the stop delay, does not fit in the grace is refused.
- * Either way the line says by how much. An explicit kill timeout is the
- * user's choice, however short (`-t 0`: SIGKILL at once).
+ * Either way the line says what would fit. The 1 s floor is for what gsup
+ * chooses itself: an explicit kill timeout is the user's, however short
+ * (`-t 0`: SIGKILL right after the stop signal, as `docker stop -t 0`).
  */
 export function killTimeoutWithin(
   grace: { ms: number; what: string } | undefined,
@@ -30,14 +31,30 @@ export function killTimeoutWithin(
   }
   if (killTimeout) return killTimeout.ms;
   const derived = grace.ms - stopDelay.ms - MARGIN_MS;
-  if (derived < MIN_KILL_TIMEOUT_MS) {
-    const left = formatDuration(Math.max(0, derived));
-    const short = formatDuration(MIN_KILL_TIMEOUT_MS - derived);
-    throw new UsageError(
-      `${said(grace)} leaves a kill timeout of ${left} after ${said(stopDelay)} and a 1s margin, ` +
-        `${short} short of 1s: ` +
-        'the app would be SIGKILLed as soon as it got SIGTERM',
-    );
-  }
+  if (derived < MIN_KILL_TIMEOUT_MS) throw new UsageError(tooShort(grace, stopDelay));
   return derived;
+}
+
+/**
+ * Why a grace leaves no room, in one sentence with the values to use
+ * instead: the least grace, and (where one exists) the longest stop delay.
+ */
+function tooShort(grace: { ms: number; what: string }, stopDelay: { ms: number; what: string }): string {
+  const delay = stopDelay.ms > 0 ? ` for ${stopDelay.what} ${plain(stopDelay.ms)}` : '';
+  const holds = stopDelay.ms > 0 ? 'the stop delay, a kill timeout' : 'a kill timeout';
+  const leastGrace = stopDelay.ms + MIN_KILL_TIMEOUT_MS + MARGIN_MS;
+  const longestDelay = grace.ms - MIN_KILL_TIMEOUT_MS - MARGIN_MS;
+  let shorter = '';
+  if (stopDelay.ms > 0 && longestDelay > 0) shorter = ` (or ${stopDelay.what} ${plain(longestDelay)} or less)`;
+  else if (stopDelay.ms > 0 && longestDelay === 0) shorter = ` (or no ${stopDelay.what})`;
+  return (
+    `${grace.what} ${plain(grace.ms)} is too short${delay}: it must hold ${holds} of at least ` +
+    `${plain(MIN_KILL_TIMEOUT_MS)} and ${plain(MARGIN_MS)} to spare, so use ${grace.what} ${plain(leastGrace)} ` +
+    `or more${shorter}`
+  );
+}
+
+/** A duration as a user would type it again: `4s`, `1.5s`, `500ms`. */
+function plain(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${Number((ms / 1000).toFixed(3))}s`;
 }

@@ -22,6 +22,17 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
       /^gsup: invalid value "sometimes" for --restart: expected never, on-failure, always/,
     ],
     [['--max-restarts', 'many', 'true'], {}, /^gsup: invalid number "many" for --max-restarts/],
+    // A count beyond 2^53−1: refused as a number, naming where it came from, never an internal error.
+    [
+      ['--max-restarts', '99999999999999999999', 'true'],
+      {},
+      /^gsup: invalid number "99999999999999999999" for --max-restarts: at most 9007199254740991$/,
+    ],
+    [
+      ['true'],
+      { GSUP_HEALTH_RETRIES: '99999999999999999999', GSUP_HEALTH_CMD: 'true' },
+      /^gsup: invalid number "99999999999999999999" for GSUP_HEALTH_RETRIES: at most 9007199254740991$/,
+    ],
     [['--restart-delay', '1y', 'true'], {}, /^gsup: invalid duration "1y" for --restart-delay/],
     [['true'], { GSUP_PM2: 'perhaps' }, /^gsup: invalid value "perhaps" for GSUP_PM2/],
     [['true'], { GSUP_KILL_TIMEOUT: '10x' }, /^gsup: invalid duration "10x" for GSUP_KILL_TIMEOUT/],
@@ -51,7 +62,11 @@ describe('bad input: one line naming the value, exit 125, no stack trace', () =>
     [['-t', '1000', 'true'], {}, /^gsup: invalid duration "1000" for --kill-timeout: a number needs a unit: 1000s or/],
     [['--health-cmd', 'true', '--health-interval', '30', 'true'], {}, /^gsup: invalid duration "30" for --health-/],
     // A --grace with no room for a kill timeout of 1 s.
-    [['--grace', '3s', '--stop-delay', '2s', 'true'], {}, /^gsup: --grace 3\.00s leaves a kill timeout of 0ms after/],
+    [
+      ['--grace', '3s', '--stop-delay', '2s', 'true'],
+      {},
+      /^gsup: --grace 3s is too short for --stop-delay 2s: .* so use --grace 4s or more \(or --stop-delay 1s or less\)$/,
+    ],
     [['true'], { GSUP_STOP_DELAY: '3000000s' }, /^gsup: invalid duration "3000000s" for GSUP_STOP_DELAY: at most/],
     [
       ['--health-interval', '0', '--health-cmd', 'true', 'true'],

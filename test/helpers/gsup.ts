@@ -1,9 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { allProcs, related } from './proc.js';
+import { testFolder } from './temp-folders.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const GSUP = join(ROOT, 'bin/gsup.cjs');
@@ -275,7 +275,8 @@ export function markerPath(): string {
   return join(dir.path, 'clean-exit');
 }
 
+/** A fresh folder in the temp directory, removed after the test (or the file) that made it, or sooner by `remove`. */
 export function tempDir(): { path: string; remove: () => void } {
-  const path = mkdtempSync(join(tmpdir(), 'gsup-test-'));
+  const path = testFolder('gsup-test-');
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }

@@ -1,8 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IMAGE, podman, podmanTry, removeContainer } from '../../scripts/container.js';
+import { afterAll } from 'vitest';
+import { IMAGE, podman, podmanTry, removeContainer, removePodmanConf } from '../../scripts/container.js';
 import { ROOT } from './gsup.js';
+
+// podman's private containers.conf (scripts/container.js) is removed when the file ends, before the
+// temp-folder check (helpers/temp-folders.ts) looks: its after-hooks run after this file's own.
+afterAll(removePodmanConf);
 
 let count = 0;
 

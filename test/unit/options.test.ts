@@ -91,15 +91,28 @@ describe('parseCommandLine', () => {
     expect((await parse(['-t', '3s', 'x'])).killTimeout).toBe(3000); // no grace: as given
   });
 
-  it('--grace with no room for a kill timeout of 1 s is refused, saying by how much; -t is as given', async () => {
+  it('--grace with no room for a kill timeout of 1 s is refused, saying what would fit; -t is as given', async () => {
     await expect(parse(['--grace', '3s', '--stop-delay', '2s', 'x'])).rejects.toThrow(
       new UsageError(
-        '--grace 3.00s leaves a kill timeout of 0ms after --stop-delay 2.00s and a 1s margin, 1.00s short of 1s: ' +
-          'the app would be SIGKILLed as soon as it got SIGTERM',
+        '--grace 3s is too short for --stop-delay 2s: it must hold the stop delay, a kill timeout of at least 1s ' +
+          'and 1s to spare, so use --grace 4s or more (or --stop-delay 1s or less)',
       ),
     );
     await expect(parse(['x'], { GSUP_GRACE: '1500ms' })).rejects.toThrow(
-      'GSUP_GRACE 1.50s leaves a kill timeout of 500ms after --stop-delay 0ms and a 1s margin, 500ms short of 1s',
+      new UsageError(
+        'GSUP_GRACE 1.5s is too short: it must hold a kill timeout of at least 1s and 1s to spare, ' +
+          'so use GSUP_GRACE 2s or more',
+      ),
+    );
+    // A grace that leaves no room even without the stop delay: only a longer grace helps.
+    await expect(parse(['--grace', '1s', '--stop-delay', '500ms', 'x'])).rejects.toThrow(
+      new UsageError(
+        '--grace 1s is too short for --stop-delay 500ms: it must hold the stop delay, a kill timeout of at least ' +
+          '1s and 1s to spare, so use --grace 2.5s or more',
+      ),
+    );
+    await expect(parse(['--grace', '2s', '--stop-delay', '1s', 'x'])).rejects.toThrow(
+      'so use --grace 3s or more (or no --stop-delay)',
     );
     expect((await parse(['--grace', '4s', '--stop-delay', '2s', 'x'])).killTimeout).toBe(1000); // exactly 1 s: allowed
     // Explicit: fits in the grace, however short; and without --grace anything goes (-t 0: SIGKILL at once).
@@ -173,18 +186,19 @@ describe('parseCommandLine', () => {
       waitReady: false,
       listen: [],
       listenPreload: true,
+      ignored: [],
     });
   });
 
-  it('--wait-ready, --ready-timeout and their variables; a timeout without the wait, or of 0, is refused', async () => {
+  it('--wait-ready, --ready-timeout and their variables; a timeout of 0 is refused, one without the wait ignored', async () => {
     expect(await parse(['--wait-ready', 'x'])).toMatchObject({ waitReady: true, readyTimeout: undefined });
     const env = { GSUP_WAIT_READY: '1', GSUP_READY_TIMEOUT: '30s' };
     expect(await parse(['x'], env)).toMatchObject({ waitReady: true, readyTimeout: 30_000 });
     expect(await parse(['--wait-ready', '--ready-timeout', '1m', 'x'])).toMatchObject({ readyTimeout: 60_000 });
     expect(await parse(['x'], { GSUP_WAIT_READY: '0' })).toMatchObject({ waitReady: false });
-    await expect(parse(['--ready-timeout', '5s', 'x'])).rejects.toThrow(
-      new UsageError('--ready-timeout "5s" needs --wait-ready (or GSUP_WAIT_READY=1): no word is awaited'),
-    );
+    // Without the wait: nothing to time out (test/unit/options-needs.test.ts), the value still checked.
+    expect(await parse(['--ready-timeout', '5s', 'x'])).toMatchObject({ waitReady: false, readyTimeout: undefined });
+    await expect(parse(['--ready-timeout', '0s', 'x'])).rejects.toThrow('invalid value "0s" for --ready-timeout');
     const timeout = (value: string) => parse(['--wait-ready', '--ready-timeout', value, 'x']);
     await expect(timeout('0s')).rejects.toThrow('invalid value "0s" for --ready-timeout: must be above 0');
     await expect(timeout('30')).rejects.toThrow('invalid duration "30" for --ready-timeout: a number needs a unit');
