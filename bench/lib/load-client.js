@@ -29,6 +29,8 @@ const host = option('--host', '127.0.0.1');
 const counts = { one: Number(option('--one', 10)), keep: Number(option('--keep', 10)) };
 const timeoutMs = Number(option('--timeout', 10_000));
 const REFUSED_PAUSE_MS = 20;
+// The loop-delay histogram counts the timer's own interval too: its lag is what exceeds it.
+const LAG_RESOLUTION_MS = 10;
 
 const kinds = {};
 for (const kind of Object.keys(counts))
@@ -140,7 +142,7 @@ function client(kind) {
   next(0);
 }
 
-const lag = monitorEventLoopDelay({ resolution: 10 });
+const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
 lag.enable();
 const cpuStart = process.cpuUsage();
 const wallStart = process.hrtime.bigint();
@@ -167,7 +169,12 @@ async function stop() {
     });
   lag.disable();
   const cpu = process.cpuUsage(cpuStart);
-  const result = { kinds: {}, cpuMs: (cpu.user + cpu.system) / 1000, wallMs, loopLagP99Ms: lag.percentile(99) / 1e6 };
+  const result = {
+    kinds: {},
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs,
+    loopLagP99Ms: lag.percentile(99) / 1e6 - LAG_RESOLUTION_MS,
+  };
   for (const [kind, stats] of Object.entries(kinds)) {
     const { latencies, ...rest } = stats;
     result.kinds[kind] = {
