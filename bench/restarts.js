@@ -156,6 +156,9 @@ async function scenario({ name, box, act, state, port }) {
         requests: Number(/requests=(\d+)/.exec(line)[1]),
       }));
     return { name, load1m, ...result, crashes, note, events: events(state) };
+  } catch (error) {
+    const said = handle?.stderr().trim().split('\n').slice(-2).join(' / ');
+    throw new Error(said ? `${error.message} (stderr: ${said})` : error.message);
   } finally {
     await load?.stop().catch(() => {});
     await handle?.stop();
