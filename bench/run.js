@@ -7,11 +7,11 @@
 // install tini dumb-init`). One file per figure (bench/*.js), the budgets in
 // bench/budgets.js. Prints one table, each figure against its budget.
 //   npm run bench                     everything (10,000-process stop included)
-//   npm run bench -- --quick          fewer runs, shorter soak, no 10,000-process stop
+//   npm run bench -- --quick          fewer runs, shorter soaks, no 10,000-process stop
 //   npm run bench -- --only latency,stops
 //   npm run bench -- --write-docs     everything, then the tables of docs/performance.md rewritten,
 //                                     and the figures README.md and docs/ quote from them (bench/quotes.js)
-//   node bench/soak.js 600            the memory soak alone, for 10 minutes
+//   node bench/soak.js 600 [--daemons] the memory soak alone, for 10 minutes (half the orphans daemons)
 //   node bench/drain.js               the drain figure alone
 //   node bench/restarts.js            the restarts figure alone (crash-restarts and reloads under load)
 import { execFileSync } from 'node:child_process';

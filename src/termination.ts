@@ -45,7 +45,10 @@ export function terminationMessage(notes: readonly string[], result: SupervisorR
   return truncateUtf8([...lines, last].join('\n'), MAX_BYTES);
 }
 
-/** Keeps the log lines of the current run that may say why gsup ended (a new run starts them again). */
+/**
+ * Keeps the log lines of the current run that may say why gsup ended (a new run starts them again, a reload's
+ * once it is the current run).
+ */
 export class TerminationNotes {
   readonly notes: string[] = [];
 
@@ -54,7 +57,10 @@ export class TerminationNotes {
   }
 
   heard(level: LogLevel, event: string, message: string): void {
-    if (event === 'spawn') this.notes.length = 0;
+    // A reload: the next run is the current one once it is ready, or once the old one exited first.
+    if (event === 'spawn' || event === 'reload-ready' || event === 'reload-exited') this.notes.length = 0;
+    // A reload's lines speak of the other run (its failure, its retiring): never of the current one.
+    else if (event.startsWith('reload')) return;
     else if (level === 'warn' || level === 'error' || KEPT.has(event)) this.notes.push(escapeControls(message));
   }
 }

@@ -10,6 +10,7 @@ import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseDeathSignal, parseRewrite } from './signals.js';
+import { reloadConfig } from './reload.js';
 import { listenOptions, type ListenOptions } from './listen.js';
 import { readCount } from './counts.js';
 import { ignoredOptions, type Ignored } from './needs.js';
@@ -261,11 +262,13 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     pdeathsig: pdeathsig && parseDeathSignal(...pdeathsig),
     waitReady,
     readyTimeout,
+    reloadSignal: undefined,
     ...listenOptions(
       pickList('listen', '--listen', 'GSUP_LISTEN'),
       flags.listenPreload !== false && envSwitch(env, 'GSUP_LISTEN_PRELOAD'),
     ),
   };
+  options.reloadSignal = reloadConfig(pick, options);
 
   const [command, ...args] = commandLine;
   if (command === undefined) throw new UsageError(`no command given (usage: gsup ${USAGE})`);

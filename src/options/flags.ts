@@ -22,7 +22,8 @@ Durations carry a unit: 500ms, 10s, 2m, 1h, 1m30s, 1.5s. A bare number other
 than 0 is refused: Docker and Kubernetes count seconds, pm2 milliseconds.
 An option that does nothing without another (--health-interval without a
 health check, --max-restarts without --restart, --status-host without
---status-port, --ready-timeout without --wait-ready) is ignored with a warning.
+--status-port, --ready-timeout without --wait-ready or --reload-signal) is
+ignored with a warning.
 
 Exit status: the command's code; 128+N when it died of signal N; 126 not
 executable; 127 not found; 125 gsup's own error.
@@ -125,8 +126,14 @@ function buildProgram(version: string, write: (text: string) => void): Command {
   option('--health-start-interval <duration>', startInterval, 'GSUP_HEALTH_START_INTERVAL', '5s');
   const waitReady = "ready only once the app says so: process.send('ready') (node) or READY=1 on $NOTIFY_SOCKET";
   program.addOption(new Option('--wait-ready', `${waitReady} [env GSUP_WAIT_READY=1]`));
-  const readyTimeout = 'with --wait-ready: no word by then is a failed start (stopped; restarted per --restart)';
-  option('--ready-timeout <duration>', readyTimeout, 'GSUP_READY_TIMEOUT', 'none');
+  const readyTimeout =
+    'with --wait-ready: no word by then is a failed start (stopped; restarted per --restart); ' +
+    "a reload's new run not ready by then fails the reload";
+  option('--ready-timeout <duration>', readyTimeout, 'GSUP_READY_TIMEOUT', 'none (30s for a reload)');
+  const reloadSignal =
+    'this signal is not forwarded: it starts a new run beside the serving one, which gets SIGTERM once the new ' +
+    'run is ready: listens on a held socket, or says so with --wait-ready (needs --listen or --wait-ready)';
+  option('--reload-signal <signal>', reloadSignal, 'GSUP_RELOAD_SIGNAL', 'none');
   option(
     '--status-port <port>',
     'serve /livez, /readyz and /metrics (Prometheus) on this port',

@@ -13,6 +13,7 @@ interface Read {
   status: object | undefined;
   waitReady: boolean;
   readyTimeout: number | undefined;
+  reloadSignal: string | undefined;
 }
 
 /** How a given option was named (flag or variable), or undefined when not given: cli-options.ts's `pick`. */
@@ -61,11 +62,11 @@ export const NEEDS: readonly Need[] = [
     needs: '--status-port',
     met: (options) => options.status !== undefined,
   },
-  // No word awaited, nothing to time out. (A reload's ready timeout: --reload-signal will be met here too.)
+  // No word awaited and no reload's new run to wait for: nothing to time out.
   {
     option: ['readyTimeout', '--ready-timeout', 'GSUP_READY_TIMEOUT'],
-    needs: '--wait-ready',
-    met: (options) => options.waitReady,
+    needs: '--wait-ready or --reload-signal',
+    met: (options) => options.waitReady || options.reloadSignal !== undefined,
     unset: (options) => void (options.readyTimeout = undefined),
   },
 ];

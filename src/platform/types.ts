@@ -229,6 +229,12 @@ export interface Platform {
    */
   ownChildren?(): number[] | undefined;
   /**
+   * Has gsup a live child that is not in `known` and not in the group `pgid`?
+   * Cheaply, and with next to no garbage (the signal path asks); undefined
+   * when it cannot be told so, absent where that needs a full look.
+   */
+  childOutside?(known: ReadonlySet<number>, pgid: number | undefined): boolean | undefined;
+  /**
    * Reap one zombie child of gsup in O(1), never one in `keep` (Node's own):
    * 'none' when there is none, 'blocked' when the next one is Node's.
    */

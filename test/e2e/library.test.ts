@@ -125,7 +125,10 @@ describe("import { supervise } from 'gsup'", () => {
       [{ waitReady: 'yes' }, 'waitReady: "yes" is not true or false'],
       [{ waitReady: true, readyTimeout: '5' }, 'readyTimeout: "5" is no duration: a string needs a unit'],
       [{ waitReady: true, readyTimeout: 0 }, 'readyTimeout: 0 must be above 0'],
-      [{ readyTimeout: '5s' }, 'readyTimeout: "5s" is given without waitReady: true (no word is awaited)'],
+      [{ readyTimeout: '5s' }, 'readyTimeout: "5s" is given without waitReady: true or a reloadSignal'],
+      [{ waitReady: true, reloadSignal: 'HUP' }, 'reloadSignal: "HUP" is not a signal name: use full names'],
+      [{ waitReady: true, reloadSignal: 'SIGTERM' }, 'reloadSignal: SIGTERM cannot be the reload signal: SIGTERM is'],
+      [{ reloadSignal: 'SIGHUP' }, 'reloadSignal: needs waitReady: true or held sockets (listen)'],
     ];
     for (const [options, message] of bad) {
       let thrown: unknown;

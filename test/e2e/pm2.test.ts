@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gsup } from '../helpers/gsup.js';
@@ -49,6 +50,31 @@ describe('gsup -- pm2 start', () => {
     const log = run.stderr.join('\n');
     expect(log).toContain(`SIGTERM → pm2 God daemon ${god} (pm2 kill)`);
     for (const pid of apps) expect(log).toContain(`${pid} (node ${APP})`);
+  }, 40_000);
+
+  it('a long PM2_HOME (the God daemon’s title cut short by Linux): still one signal per app, none restarted', async () => {
+    const pm2 = home();
+    // Linux keeps a title no longer than the daemon's first command line: this home loses its end there.
+    const long = join(pm2.path, 'a-pm2-home-whose-path-is-longer-than-the-daemons-own-command-line');
+    mkdirSync(long);
+    afterLeakCheck(() => {
+      // A daemon the test left (it failed before the stop): pm2 kill for this home too.
+      if (existsSync(join(long, 'pm2.pid'))) {
+        execFileSync(process.execPath, [PM2, 'kill'], { env: { ...process.env, PM2_HOME: long }, stdio: 'ignore' });
+      }
+    });
+    const run = gsup(['--', PM2, 'start', APP, '-i', '2'], { env: pm2.env({ PM2_HOME: long }) });
+    const apps = await appsReady(pm2, 2);
+    await run.waitForLine(/waiting for \d+ remaining process/, { stream: 'stderr' });
+    const god = Number(readFileSync(join(long, 'pm2.pid'), 'utf8'));
+    expect(readFileSync(`/proc/${god}/cmdline`, 'utf8')).not.toContain(long); // cut short indeed
+    run.signal('SIGTERM');
+    expect((await run.finished(20_000)).code).toBe(0);
+    for (const pid of apps) expect(pm2.signals(pid), `app ${pid}`).toEqual(['SIGINT']);
+    expect(pm2.readyPids()).toEqual(apps);
+    expect(run.stderr.join('\n')).toContain(
+      `pm2 God daemon ${god}: pm2 kill (PM2_HOME ${long} from gsup's environment)`,
+    );
   }, 40_000);
 
   it('fork mode, an app with children of its own: nothing left behind', async () => {

@@ -1,11 +1,12 @@
-import type {
-  EnvironRead,
-  Platform,
-  ProcessInfo,
-  ProcessUser,
-  ReapedChild,
-  ReapResult,
-  SignalName,
+import {
+  isAlive,
+  type EnvironRead,
+  type Platform,
+  type ProcessInfo,
+  type ProcessUser,
+  type ReapedChild,
+  type ReapResult,
+  type SignalName,
 } from '../../src/platform/index.js';
 
 /** An in-memory process table: unit tests see every kill(2) and need no real signals. */
@@ -156,6 +157,7 @@ export class FakePlatform implements Platform {
   adoptOrphans?: (subreaper: boolean) => string | undefined;
   reapOne?: (keep: ReadonlySet<number>) => ReapedChild | 'none' | 'blocked';
   ownChildren?: () => number[] | undefined;
+  childOutside?: (known: ReadonlySet<number>, pgid: number | undefined) => boolean | undefined;
   hasChildren?: () => boolean | undefined;
   reapZombies?: (keep: ReadonlySet<number>) => ReapResult;
   enableReaping(gsupPid: number): void {
@@ -167,6 +169,10 @@ export class FakePlatform implements Platform {
     };
     this.ownChildren = () =>
       [...this.processes.values()].filter((info) => info.ppid === gsupPid).map((info) => info.pid);
+    this.childOutside = (known, pgid) =>
+      [...this.processes.values()].some(
+        (info) => info.ppid === gsupPid && !known.has(info.pid) && isAlive(info) && info.pgid !== pgid,
+      );
   }
 
   /** A child of gsup dies with this status: a zombie until reaped. */

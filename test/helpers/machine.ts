@@ -16,6 +16,7 @@ export const machineConfig: MachineConfig = {
   probes: false,
   waitReady: false,
   readyTimeout: undefined,
+  retireSignal: 'SIGTERM',
 };
 
 /** What `step` is told besides the input: the time and the configuration (with `base` under `overrides`). */

@@ -60,6 +60,17 @@ describe('options that do nothing without another (src/options/needs.ts)', () =>
     expect(await parse(['--wait-ready', '--ready-timeout', '5s', 'x'])).toMatchObject({ readyTimeout: 5000 });
   });
 
+  it("--ready-timeout with --reload-signal alone is a reload's ready timeout: it does something, said nothing of", async () => {
+    const reload = ['--listen', '8080', '--reload-signal', 'HUP', '--ready-timeout', '5s', 'x'];
+    expect(await parse(reload)).toMatchObject({ readyTimeout: 5000, waitReady: false, ignored: [] });
+    const env = { GSUP_LISTEN: '8080', GSUP_RELOAD_SIGNAL: 'HUP', GSUP_READY_TIMEOUT: '5s' };
+    expect(await parse(['x'], env)).toMatchObject({ readyTimeout: 5000, ignored: [] });
+    const alone = await parse(['--ready-timeout', '5s', 'x']);
+    expect(alone.ignored[0].message).toBe(
+      '--ready-timeout does nothing without --wait-ready or --reload-signal: ignored',
+    );
+  });
+
   it('several at once: each named once, in the table order', async () => {
     const options = await parse(['--status-host', '::1', '--health-timeout', '1s', 'x'], {
       GSUP_HEALTH_INTERVAL: '1s',

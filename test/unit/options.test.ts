@@ -206,6 +206,46 @@ describe('parseCommandLine', () => {
     await expect(maybe).rejects.toThrow('invalid value "maybe" for GSUP_WAIT_READY: expected 0 or 1');
   });
 
+  it('--reload-signal and GSUP_RELOAD_SIGNAL: a signal with nothing else to mean, and something to say ready', async () => {
+    expect(await parse(['x'])).toMatchObject({ reloadSignal: undefined });
+    expect(await parse(['--wait-ready', '--reload-signal', 'hup', 'x'])).toMatchObject({ reloadSignal: 'SIGHUP' });
+    expect(await parse(['--listen', '8080', '--reload-signal', '12', 'x'])).toMatchObject({ reloadSignal: 'SIGUSR2' });
+    const env = { GSUP_RELOAD_SIGNAL: 'SIGUSR1', GSUP_WAIT_READY: '1' };
+    expect(await parse(['x'], env)).toMatchObject({ reloadSignal: 'SIGUSR1' });
+    // --ready-timeout is a reload's too: it needs no --wait-ready then.
+    const timed = ['--listen', '8080', '--reload-signal', 'HUP', '--ready-timeout', '5s', 'x'];
+    expect(await parse(timed)).toMatchObject({ readyTimeout: 5000, waitReady: false });
+    const refused = (args: string[]) => parse([...args, 'x']);
+    await expect(refused(['--reload-signal', 'HUP'])).rejects.toThrow(
+      new UsageError(
+        '--reload-signal "HUP" needs --listen or --wait-ready: nothing would say when the new run is ready',
+      ),
+    );
+    for (const [signal, why] of [
+      ['TERM', 'SIGTERM is a stop signal'],
+      ['INT', 'SIGINT is a stop signal'],
+      ['TSTP', 'SIGTSTP is job control'],
+      ['TTIN', 'SIGTTIN is job control'],
+      ['TTOU', 'SIGTTOU is job control'],
+      ['KILL', 'gsup cannot take SIGKILL as a request'],
+      ['STOP', 'gsup cannot take SIGSTOP as a request'],
+      ['CHLD', 'gsup cannot take SIGCHLD as a request'],
+    ])
+      await expect(refused(['--wait-ready', '--reload-signal', signal])).rejects.toThrow(
+        new UsageError(`invalid signal "${signal}" for --reload-signal: ${why}`),
+      );
+    await expect(refused(['--wait-ready', '-p', 'HUP', '--reload-signal', 'HUP'])).rejects.toThrow(
+      'SIGHUP is the --pdeathsig signal',
+    );
+    await expect(refused(['--wait-ready', '-r', 'USR2:0', '--reload-signal', 'USR2'])).rejects.toThrow(
+      'a --rewrite rule rewrites SIGUSR2',
+    );
+    // A rule that turns another signal into it is no rule for it: the received signal is what reloads.
+    expect(await parse(['--wait-ready', '-r', 'USR1:HUP', '--reload-signal', 'HUP', 'x'])).toMatchObject({
+      reloadSignal: 'SIGHUP',
+    });
+  });
+
   it('stops at the command: its options are its own', async () => {
     expect(await parse(['-t', '1s', 'node', '-e', '1', '-v'])).toMatchObject({
       command: 'node',

@@ -5,6 +5,7 @@ import type { HealthConfig } from '../health/probes.js';
 import { ON_EXIT_POLICIES, type OnExitPolicy } from '../machine/on-exit.js';
 import { RESTART_MODES, type RestartMode } from '../machine/restart.js';
 import { TARGET_MODES, type TargetMode } from '../tree/targets.js';
+import { JOB_CONTROL_SIGNALS, NOT_FORWARDED, STOP_SIGNALS } from '../../signals.js';
 
 /**
  * What one supervision is asked to do, every field set: the CLI builds it
@@ -40,8 +41,13 @@ export interface SupervisorConfig {
   health: HealthConfig | undefined;
   /** Ready only once the app says so: `process.send('ready')` (a direct Node child) or READY=1 on $NOTIFY_SOCKET. */
   waitReady: boolean;
-  /** With waitReady: ms without the word after a start that make it a failed start; undefined: no limit. */
+  /**
+   * With waitReady: ms without the word after a start that make it a failed start; undefined: no limit. A reload's
+   * next run not ready by then (30 s when undefined) fails the reload.
+   */
   readyTimeout: number | undefined;
+  /** This signal is not forwarded: it starts a new run beside the serving one, which is retired once it is ready. */
+  reloadSignal: SignalName | undefined;
 }
 
 /** A duration as the library takes it: milliseconds, or a string with units (`'500ms'`, `'10s'`, `'1m30s'`). */
@@ -80,15 +86,18 @@ export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
   health: undefined,
   waitReady: false,
   readyTimeout: undefined,
+  reloadSignal: undefined,
 });
 
 /**
  * Every field given, or its default. Throws a TypeError naming the option and
  * the value for anything the engine could not use as meant: a duration that is
  * not milliseconds or a string with units, a partial `health`, a rewrite rule
- * that could never match. (The CLI's values were checked already; they pass.)
+ * that could never match, a reload signal that means something else or that
+ * nothing would say the new run is ready for (`held`: gsup holds sockets, so
+ * a run's first listen can). (The CLI's values were checked already; they pass.)
  */
-export function resolveConfig(given: ConfigOptions): SupervisorConfig {
+export function resolveConfig(given: ConfigOptions, held = false): SupervisorConfig {
   const config: SupervisorConfig = { ...DEFAULT_CONFIG };
   type Check<K extends keyof SupervisorConfig> = (value: unknown, name: string) => SupervisorConfig[K];
   const set = <K extends keyof SupervisorConfig>(key: K, check: Check<K>) => {
@@ -111,12 +120,44 @@ export function resolveConfig(given: ConfigOptions): SupervisorConfig {
   set('health', health);
   set('waitReady', boolean);
   set('readyTimeout', positiveDuration);
-  if (config.readyTimeout !== undefined && !config.waitReady) {
+  set('reloadSignal', (value, name) => {
+    if (typeof value !== 'string' || !(value in constants.signals))
+      throw new TypeError(`${name}: ${shown(value)} is not a signal name: use full names such as 'SIGHUP'`);
+    return value as SignalName;
+  });
+  if (config.readyTimeout !== undefined && !config.waitReady && !config.reloadSignal) {
     const timeout = shown(given.readyTimeout);
-    throw new TypeError(`readyTimeout: ${timeout} is given without waitReady: true (no word is awaited)`);
+    throw new TypeError(
+      `readyTimeout: ${timeout} is given without waitReady: true or a reloadSignal (nothing awaited)`,
+    );
   }
   checkRewrite(config.rewrite);
+  if (config.reloadSignal) {
+    const problem = reloadSignalProblem(config.reloadSignal, config.rewrite);
+    if (problem) throw new TypeError(`reloadSignal: ${config.reloadSignal} cannot be the reload signal: ${problem}`);
+    // Something must say when the new run is ready: its word, or its first listen on a held socket.
+    if (!config.waitReady && !held)
+      throw new TypeError('reloadSignal: needs waitReady: true or held sockets (listen): nothing says a run is ready');
+  }
   return config;
+}
+
+/**
+ * Why a signal cannot be the reload signal (undefined: it can): a stop signal or job control keeps its meaning,
+ * KILL, STOP and CHLD are no requests, the parent's death signal is a stop's, and a signal a rule rewrites is that
+ * rule's.
+ */
+export function reloadSignalProblem(
+  signal: SignalName,
+  rewrite: ReadonlyMap<SignalName, SignalName | null>,
+  pdeathsig?: SignalName,
+): string | undefined {
+  if (STOP_SIGNALS.has(signal)) return `${signal} is a stop signal`;
+  if (JOB_CONTROL_SIGNALS.has(signal)) return `${signal} is job control`;
+  if (NOT_FORWARDED.has(signal)) return `gsup cannot take ${signal} as a request`;
+  if (signal === pdeathsig) return `${signal} is the --pdeathsig signal`;
+  if (rewrite.has(signal)) return `a --rewrite rule rewrites ${signal}`;
+  return undefined;
 }
 
 /** The value, as an error line names it. */

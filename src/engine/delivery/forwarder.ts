@@ -31,6 +31,8 @@ export interface ForwardFacts {
   /** Orphans of the tree come to gsup (PID 1, subreaper). */
   readonly reaping: boolean;
   readonly nodeChildren: ReadonlySet<number>;
+  /** A run beside the current one (a reload): its command's group is another root, Node's child though it is. */
+  readonly beside: boolean;
 }
 
 /** Job control (gsup stops itself after), and the signal a rule rewrote into this one (for the log). */
@@ -44,11 +46,16 @@ export type ForwardHow = { suspend?: boolean; received?: SignalName };
  * once.
  */
 export class Forwarder {
-  /** Signals waiting for a look: the group each went to at once (if any), and the signal received for it. */
-  private readonly pending = new Map<SignalName, { group: number | undefined; received: SignalName | undefined }>();
+  /**
+   * Signals waiting for a look, in order: the group each went to at once (if any), and the signal received
+   * for it. An array: a Map that empties makes V8 a new table each time (in the old generation, once the Map
+   * is there), one for every forward.
+   */
+  private readonly pending: Array<{ signal: SignalName; group: number | undefined; received: SignalName | undefined }> =
+    [];
   /** Signals after whose delivery gsup stops itself (Ctrl+Z and its kin, rewritten or not). */
   private readonly suspendAfter = new Set<SignalName>();
-  private rootsVerdict = { at: -Infinity, possible: true };
+  private readonly rootsVerdict = { at: -Infinity, group: 0, possible: true };
 
   constructor(
     private readonly platform: Platform,
@@ -81,10 +88,10 @@ export class Forwarder {
       const said = describeSignal(signal, received);
       this.logger.info('forward', `${said} → group ${group}`, { signal, received, targets: [{ pgid: group }] });
     }
-    if (this.pending.has(signal)) return group;
-    this.pending.set(signal, { group, received });
+    for (const waiting of this.pending) if (waiting.signal === signal) return group;
+    this.pending.push({ signal, group, received });
     if (this.looks.fresh(FRESH_MS) && this.looks.last) this.deliverPending(this.looks.last, facts);
-    else if (group === undefined || this.otherRootsPossible(facts)) this.looks.take();
+    else if (group === undefined || this.otherRootsPossible(facts, group)) this.looks.take();
     else this.deliverPending(undefined, facts);
     return group;
   }
@@ -97,8 +104,8 @@ export class Forwarder {
     const sent: Array<{ signal: SignalName; targets: Target[] }> = [];
     // A God title the command took since its spawn (`pm2 … --no-daemon`): it gets signals alone from now on.
     if (facts.managers.some((manager) => manager.info.pid === facts.run.pid)) facts.run.manager = true;
-    for (const [signal, { group, received }] of this.pending) {
-      this.pending.delete(signal);
+    while (this.pending.length > 0) {
+      const { signal, group, received } = this.pending.shift()!;
       const route = snapshot ? this.plan(snapshot, false, facts) : undefined;
       const targets = route?.targets.filter((target) => target.kind !== 'group' || target.pgid !== group) ?? [];
       const said = describeSignal(signal, received);
@@ -152,20 +159,26 @@ export class Forwarder {
   }
 
   /**
-   * Can any root besides the command's group exist? As PID 1 or subreaper,
-   * every orphan of the tree is a child of gsup; with none but Node's own and
-   * no pm2 daemon adopted, no: a group whose parent lives is its parent's.
+   * Can any root besides the command's group (signalled) exist? As PID 1 or
+   * subreaper, every orphan of the tree is a child of gsup; with none alive
+   * but Node's own and those in that group, and no pm2 daemon adopted, no: a
+   * group whose parent lives is its parent's.
    */
-  private otherRootsPossible(facts: ForwardFacts): boolean {
+  private otherRootsPossible(facts: ForwardFacts, group: number): boolean {
+    if (facts.beside) return true;
     // Asked once per forward: under a flood, one answer serves for a moment.
     const now = monotonicMs();
-    if (now - this.rootsVerdict.at <= FRESH_MS) return this.rootsVerdict.possible;
+    const verdict = this.rootsVerdict;
+    if (now - verdict.at <= FRESH_MS && verdict.group === group) return verdict.possible;
     const { reaping, managers, nodeChildren } = facts;
-    // gsup's children, where they can be told cheaply (not without /proc/PID/task/TID/children: a look then).
-    const children = this.platform.ownChildren?.();
-    const adopted = managers.length > 0 || !!this.pm2?.pidFileExists();
-    const possible = !reaping || !children || adopted || children.some((pid) => !nodeChildren.has(pid));
-    this.rootsVerdict = { at: now, possible };
-    return possible;
+    // Where the platform cannot tell without a look (no /proc/PID/task/TID/children): a look.
+    verdict.possible =
+      !reaping ||
+      managers.length > 0 ||
+      !!this.pm2?.pidFileExists() ||
+      this.platform.childOutside?.(nodeChildren, group) !== false;
+    verdict.at = now;
+    verdict.group = group;
+    return verdict.possible;
   }
 }

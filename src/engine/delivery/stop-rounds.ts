@@ -2,14 +2,15 @@ import type { Logger } from '../../log.js';
 import type { Platform, ProcessInfo, SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
 import { describeSent, send, sentAny, sentFields, type Sent } from './deliver.js';
-import { formatDuration } from '../machine/format.js';
+import { describeExit, formatDuration } from '../machine/format.js';
 import { processKey } from '../machine/ledger.js';
 import { NAMED, type CommandLines } from '../tree/command-lines.js';
 import { units } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Effect } from '../machine/state.js';
 import type { CommandRun } from '../children/run.js';
-import type { Snapshot } from '../machine/values.js';
+import type { CommandExit, Snapshot } from '../machine/values.js';
+import type { RetireCause } from '../machine/run.js';
 import { membersOf, type Target } from '../machine/ledger.js';
 
 /** What a stop round sent: the signals (for /metrics), and the groups the stop signal went to as groups. */
@@ -26,6 +27,8 @@ export interface RoundSent {
  */
 export class StopRounds {
   private summary = new StopSummary(0);
+  /** Each retiring run's own summary (a reload), by run. */
+  private readonly retiring = new Map<number, StopSummary>();
   /** Whether any process had to be SIGKILLed, in any stop of this supervision. */
   killed = false;
 
@@ -41,6 +44,44 @@ export class StopRounds {
 
   begin(now: number): void {
     this.summary = new StopSummary(now);
+  }
+
+  /** The summary a round counts in: a retiring run's own, or the stop's. */
+  private summaryOf(run: number | undefined): StopSummary {
+    return (run !== undefined && this.retiring.get(run)) || this.summary;
+  }
+
+  /** A run's retiring begins: its own summary counts from now on. */
+  beginRetire(run: number, now: number): void {
+    this.retiring.set(run, new StopSummary(now));
+  }
+
+  /**
+   * 5. A retired run's one summary line: how long it took, its command's status (its own, never gsup's), who
+   * exited by themselves, who was killed. What an old run that exited first left is said only when there was any.
+   */
+  endRetire(run: number, exit: CommandExit | undefined, cause: RetireCause, now: number): void {
+    const summary = this.retiring.get(run);
+    this.retiring.delete(run);
+    if (!summary || (cause === 'exited' && !summary.any)) return;
+    if (summary.anyKilled) this.killed = true;
+    const { durationMs, counts, fields } = summary.parts(now);
+    const status = exit
+      ? `its command ${exit.signal ? 'died of' : 'exited with'} ${describeExit(exit)}`
+      : 'its command outlived SIGKILL';
+    const what = {
+      reloaded: `run ${run} retired`,
+      failed: `run ${run} (the failed reload) stopped`,
+      exited: `what run ${run} left stopped`,
+      cut: `run ${run} stopped`,
+    }[cause];
+    this.logger.notice('reload-retired', `${what} in ${formatDuration(durationMs)} (${status}): ${counts}`, {
+      ...fields,
+      run,
+      cause,
+      code: exit?.code,
+      signal: exit?.signal,
+    });
   }
 
   /** A look during the stop delay: who is there, for the summary. */
@@ -72,7 +113,7 @@ export class StopRounds {
       const pids = continued.map((info) => info.pid);
       this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
     }
-    this.summary.saw(look, this.children);
+    this.summaryOf(round.run).saw(look, this.children);
     const groups = sent?.groups ?? [];
     if (targets.length === 0 && pm2Kill.length === 0) return { signals, groups };
     const told = new Set([
@@ -113,19 +154,25 @@ export class StopRounds {
     });
   }
 
-  /** The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun). */
-  killCommandGroup(run: CommandRun, snapshot: Snapshot | undefined): void {
+  /**
+   * The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun).
+   * `retiring`: the run is retired alone (its own summary).
+   */
+  killCommandGroup(run: CommandRun, snapshot: Snapshot | undefined, retiring?: number): void {
     if (run.pgid === undefined || !run.unreaped()) return;
     const group = snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [];
     this.killing();
-    this.summary.killing(group, (info) => this.lines.describe(info));
+    this.summaryOf(retiring).killing(group, (info) => this.lines.describe(info));
     run.signalGroup('SIGKILL');
   }
 
-  /** SIGKILL for everything of this look: whole groups with one kill each (new forks included), the rest one by one. */
-  killRound(snapshot: Snapshot, ownPgid: number): void {
+  /**
+   * SIGKILL for everything of this look (a retiring run's part of it): whole groups with one kill each (new forks
+   * included), the rest one by one.
+   */
+  killRound(snapshot: Snapshot, ownPgid: number, retiring?: number): void {
     this.killing();
-    this.summary.killing(snapshot.alive, (info) => this.lines.describe(info));
+    this.summaryOf(retiring).killing(snapshot.alive, (info) => this.lines.describe(info));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
       return;
@@ -134,18 +181,18 @@ export class StopRounds {
   }
 
   /** Alive after SIGKILL for too long (uninterruptible sleep): named, not counted as killed. */
-  giveUp(alive: ProcessInfo[]): void {
+  giveUp(alive: ProcessInfo[], retiring?: number): void {
     const pids = alive.map((info) => info.pid);
     this.logger.warn('kill-failed', `still alive after SIGKILL: ${pids.join(', ')}`, { pids });
-    this.summary.survived(alive);
+    this.summaryOf(retiring).survived(alive);
   }
 
   /** 5. The one summary line; returns how long the stop took, in ms. */
   end(now: number): number {
     if (this.summary.anyKilled) this.killed = true;
-    const { message, fields } = this.summary.line(now);
-    this.logger.notice('stopped', message, fields);
-    return now - this.summary.startedAt;
+    const { durationMs, counts, fields } = this.summary.parts(now);
+    this.logger.notice('stopped', `stopped in ${formatDuration(durationMs)}: ${counts}`, fields);
+    return durationMs;
   }
 }
 
@@ -200,8 +247,13 @@ class StopSummary {
     return this.killed.size > 0 || this.survivors.size > 0;
   }
 
-  /** The one summary line: how long, how many exited by themselves, which were killed (oldest first, ten named). */
-  line(now: number): { message: string; fields: Record<string, unknown> } {
+  /** Anyone seen at all. */
+  get any(): boolean {
+    return this.seen.size > 0;
+  }
+
+  /** The summary line's parts: how long, how many exited by themselves, which were killed (oldest first, ten named). */
+  parts(now: number): { durationMs: number; counts: string; fields: Record<string, unknown> } {
     const durationMs = now - this.startedAt;
     const killed = this.oldestKilled().map((info) => ({ pid: info.pid, command: this.names.get(processKey(info)) }));
     const exited = [...this.seen].filter((key) => !this.killed.has(key) && !this.survivors.has(key)).length;
@@ -209,8 +261,9 @@ class StopSummary {
     if (killed.length > shown.length) shown.push(`and ${killed.length - shown.length} more`);
     const survived = [...this.survivors.values()].map((info) => info.pid);
     return {
-      message:
-        `stopped in ${formatDuration(durationMs)}: ${exited} exited by themselves, ${killed.length} killed` +
+      durationMs,
+      counts:
+        `${exited} exited by themselves, ${killed.length} killed` +
         (killed.length > 0 ? `: ${shown.join(', ')}` : '') +
         (survived.length > 0 ? `; ${survived.length} still alive after SIGKILL: ${survived.join(', ')}` : ''),
       fields: { durationMs, exited, killed, ...(survived.length > 0 && { survived }) },

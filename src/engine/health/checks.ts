@@ -23,10 +23,11 @@ export class HealthChecks {
     this.verdicts = new HealthVerdicts(config);
   }
 
-  /** A new run: the start period begins again. */
-  reset(now: number): void {
+  /** A new run: the start period begins again (`kept`: a reload's run took over a serving one: the verdict stays). */
+  reset(now: number, kept = false): void {
     this.pause();
-    this.verdicts.reset(now);
+    if (kept) this.verdicts.handOver(now);
+    else this.verdicts.reset(now);
   }
 
   nextIntervalMs(now: number): number {

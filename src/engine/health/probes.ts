@@ -199,6 +199,16 @@ export class HealthVerdicts {
     this.checked = false;
   }
 
+  /**
+   * A reload handed over: the checks begin for the new run, start period included, but the verdict stays (it took
+   * over a serving run: /readyz stays 200 until its own checks say otherwise).
+   */
+  handOver(now: number): void {
+    const { state } = this;
+    this.reset(now);
+    this.state = state;
+  }
+
   /** No pass yet, inside the start period or the first interval: failures do not count, checks come sooner. */
   private starting(now: number): boolean {
     return !this.started && now - this.startedAt < Math.max(this.config.startPeriodMs, this.config.intervalMs);

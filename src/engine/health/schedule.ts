@@ -1,7 +1,7 @@
 import type { HealthChecks } from './checks.js';
 import type { ProbeResult } from './probes.js';
-import { runOn } from '../machine/queries.js';
-import { type Effect, type Input, type State } from '../machine/state.js';
+import { probesCount, runOn } from '../machine/queries.js';
+import type { Effect, Input, State } from '../machine/state.js';
 import type { StatusBoard } from '../shell/status-board.js';
 import type { Timers } from '../shell/timers.js';
 import type { HealthState } from '../machine/values.js';
@@ -22,9 +22,12 @@ export class HealthSchedule {
     return this.checks.state;
   }
 
-  /** A run started: the start period begins again, the first round soon. */
-  started(): void {
-    this.checks.reset(Date.now());
+  /**
+   * A run started (or a reload handed over to it: `kept`, the verdict of the run it took over stays): the start
+   * period begins again, the first round soon.
+   */
+  started(kept = false): void {
+    this.checks.reset(Date.now(), kept);
     this.timers.set('health', this.checks.nextIntervalMs(Date.now()));
   }
 
@@ -37,9 +40,16 @@ export class HealthSchedule {
     else this.timers.set('health', this.checks.nextIntervalMs(Date.now()));
   }
 
-  /** A round answered: the input it makes, unless its run is over (or what it handed over to). */
+  /**
+   * A round answered: the input it makes, unless its run is over (or what it handed over to). While two runs
+   * live the held socket answers for both: it counts for neither, and the next round comes on schedule.
+   */
   answered(state: State, runId: number, result: ProbeResult): Input | undefined {
     if (!runOn(state) || runId !== state.run.id) return undefined;
+    if (!probesCount(state)) {
+      this.timers.set('health', this.checks.nextIntervalMs(Date.now()));
+      return undefined;
+    }
     if (this.status) this.status.healthChecks[result.ok ? 'pass' : 'fail']++;
     return { kind: 'health', run: runId, unhealthy: this.checks.judge(result, Date.now()) === 'unhealthy' };
   }

@@ -26,13 +26,23 @@ function shut(tally: Tally, names: readonly string[], reason: string, out: Out):
   return { ...tally, open: (tally.open ?? []).filter((name) => !names.includes(name)) };
 }
 
-/** The run an input is of, when it is the current one. */
+/** The run an input is of, when it is the current one or (a reload) the one beside it. */
 function runOf(state: State, id: number): Run | undefined {
-  return 'run' in state && state.run.id === id ? state.run : undefined;
+  if ('run' in state && state.run.id === id) return state.run;
+  return state.tally.beside?.run.id === id ? state.tally.beside.run : undefined;
 }
 
-function withRun(state: State, held: RunHeld): State {
-  return 'run' in state ? ({ ...state, run: { ...state.run, held } } as State) : state;
+function withRun(state: State, id: number, held: RunHeld): State {
+  if ('run' in state && state.run.id === id) return { ...state, run: { ...state.run, held } } as State;
+  const { beside } = state.tally;
+  if (beside?.run.id !== id) return state;
+  return { ...state, tally: { ...state.tally, beside: { ...beside, run: { ...beside.run, held } } } };
+}
+
+/** The runs that live: the current one, and during a reload the one beside it. */
+function runsOf(state: State): Run[] {
+  const runs = 'run' in state ? [state.run] : [];
+  return state.tally.beside ? [...runs, state.tally.beside.run] : runs;
 }
 
 /** A word of a run's report channel (or what the kernel showed of it); then the final stop's rule. */
@@ -51,27 +61,30 @@ export function heard(state: State, input: HeldInput, facts: Facts, out: Out): S
         out.push({ kind: 'log', level: 'info', event: 'listen-taken', message, fields: { ...taker, run: run.id } });
       }
       const took = held.took.includes(input.name) ? held.took : [...held.took, input.name];
-      return withRun(state, { ...held, took, takers: known ? held.takers : [...held.takers, taker] });
+      return withRun(state, run.id, { ...held, took, takers: known ? held.takers : [...held.takers, taker] });
     }
     case 'socket-closed': {
       const takers = held.takers.filter((t) => !(t.name === input.name && t.pid === input.pid));
-      return released(withRun(state, { ...held, takers }), out);
+      return released(withRun(state, run.id, { ...held, takers }), out);
     }
     case 'report-closed': {
       // Whoever said a word held the channel too: gone. One the kernel showed may live on without it.
       const takers = held.takers.filter((taker) => taker.seen === 'kernel');
-      return released(withRun(state, { ...held, takers, released: true }), out);
+      return released(withRun(state, run.id, { ...held, takers, released: true }), out);
     }
   }
 }
 
 /** A look: takers no longer alive are gone (an exit says no word); then the final stop's rule. */
 export function looked(state: State, snapshot: Snapshot, out: Out): State {
-  const held = 'run' in state ? state.run.held : undefined;
-  if (!held || held.takers.length === 0) return state;
-  const takers = held.takers.filter((taker) => snapshot.alive.some((info) => info.pid === taker.pid));
-  if (takers.length === held.takers.length) return released(state, out);
-  return released(withRun(state, { ...held, takers }), out);
+  let taken = false;
+  for (const { id, held } of runsOf(state)) {
+    if (!held || held.takers.length === 0) continue;
+    taken = true;
+    const takers = held.takers.filter((taker) => snapshot.alive.some((info) => info.pid === taker.pid));
+    if (takers.length < held.takers.length) state = withRun(state, id, { ...held, takers });
+  }
+  return taken ? released(state, out) : state;
 }
 
 /**
@@ -83,11 +96,12 @@ function released(state: State, out: Out): State {
   const { open } = state.tally;
   if (!open || open.length === 0 || (state.phase !== 'stopping' && state.phase !== 'killing')) return state;
   if (state.stop.then !== 'exit') return state;
-  const held = state.run.held ?? NOTHING;
-  const all = held.released && held.takers.length === 0;
-  const done = all
-    ? open
-    : open.filter((name) => held.took.includes(name) && !held.takers.some((taker) => taker.name === name));
+  // Both runs, during a reload: a socket is done with once neither listens on it.
+  const helds = runsOf(state).map((run) => run.held ?? NOTHING);
+  const all = helds.every((held) => held.released && held.takers.length === 0);
+  const took = (name: string) => helds.some((held) => held.took.includes(name));
+  const holds = (name: string) => helds.some((held) => held.takers.some((taker) => taker.name === name));
+  const done = all ? open : open.filter((name) => took(name) && !holds(name));
   if (done.length === 0) return state;
   const reason = all ? 'nothing of the run holds it' : 'the app closed it, or exited';
   return { ...state, tally: shut(state.tally, done, reason, out) };
@@ -119,5 +133,5 @@ export function warnUntaken(state: State, input: Input, facts: Facts, out: Out):
   const names = listen.names.join(', ');
   const message = `run ${run.id} ${when} without any process taking a held socket (${names}): ${likely}`;
   out.push({ kind: 'log', level: 'warn', event: 'listen-untaken', message, fields: { run: run.id } });
-  return withRun(state, { ...held, warned: true });
+  return withRun(state, run.id, { ...held, warned: true });
 }

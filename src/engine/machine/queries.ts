@@ -27,3 +27,8 @@ export function betweenRuns(state: State): boolean {
 export function endAwaitsExit(state: State): boolean {
   return state.phase === 'ending';
 }
+
+/** While two runs live (a reload), a health probe answers for neither: its result counts for nothing. */
+export function probesCount(state: State): boolean {
+  return state.tally.beside === undefined;
+}

@@ -1,7 +1,8 @@
 import { formatDuration } from './format.js';
 import { log } from './outcomes.js';
 import { runOn } from './queries.js';
-import { type Facts, type Input, type Out, type State } from './state.js';
+import { nextOf, nextReady } from './reload.js';
+import type { Facts, Input, Out, State } from './state.js';
 import { beginStop, newStop } from './stop-sequence.js';
 
 // The app's word of readiness (--wait-ready), as decisions of the pure step:
@@ -13,6 +14,9 @@ import { beginStop, newStop } from './stop-sequence.js';
  * during a stop, changes nothing.
  */
 export function appSaid(state: State, input: Extract<Input, { kind: 'app-said' }>, facts: Facts, out: Out): State {
+  // A reload's next run: its word makes it the current run (a `stopping` before that says nothing).
+  if (nextOf(state.tally)?.run.id === input.run)
+    return input.word === 'ready' ? nextReady(state, input.run, input.via, facts, out) : state;
   if (!runOn(state) || input.run !== state.run.id) return state;
   const { run } = state;
   if (run.app !== 'waiting' && !(run.app === 'ready' && input.word === 'stopping')) return state;

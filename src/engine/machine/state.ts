@@ -2,14 +2,29 @@ import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.j
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
 import type { Ledger, Target } from './ledger.js';
-import type { CommandExit, Pm2Manager, Pm2Route, Snapshot } from './values.js';
+import { NO_RELOADS, type Beside, type Reloads, type RetireCause, type Run } from './run.js';
+import type { CommandExit, Pm2Manager, Route, Snapshot } from './values.js';
+
+export type { AppWord, Beside, Reloads, Run, RunHeld, Taker } from './run.js';
+export type { Route } from './values.js';
 
 // The machine's values: its state (the phase with its data), what happens to
 // it (inputs), what it asks for (effects), and what it may read (facts).
 
-/** Timers of a supervision; each fires as an input of the same name. */
+/**
+ * Timers of a supervision; each fires as an input of the same name. A reload's are its runs' own: the next run's
+ * ready timeout, and the kill timeout of a run being retired.
+ */
 export type TimerName =
-  'stop-delay' | 'kill-timeout' | 'restart-delay' | 'check' | 'finish' | 'health' | 'ready-timeout';
+  | 'stop-delay'
+  | 'kill-timeout'
+  | 'restart-delay'
+  | 'check'
+  | 'finish'
+  | 'health'
+  | 'ready-timeout'
+  | 'next-ready-timeout'
+  | 'retire-kill-timeout';
 
 /** What step may read but not change: the settings, the time now, this system's signal numbers. */
 export interface Facts {
@@ -30,42 +45,15 @@ export interface MachineConfig {
   readonly probes: boolean;
   /** Ready only once the app says so (`--wait-ready`): each run starts `waiting`. */
   readonly waitReady: boolean;
-  /** With waitReady: no word by then (ms) is a failed start; undefined waits as long as it takes. */
+  /**
+   * With waitReady: no word by then (ms) is a failed start; undefined waits as long as it takes. A reload's next run
+   * not ready by then (30 s when undefined) fails the reload.
+   */
   readonly readyTimeout: number | undefined;
+  /** The stop signal a run is retired with (a reload): SIGTERM after the rules of -r. */
+  readonly retireSignal: SignalName;
   /** Held sockets (--listen): their names, and whether gsup's preload is handed to Node (not --no-listen-preload). */
   readonly listen?: { readonly names: readonly string[]; readonly preload: boolean };
-}
-
-/** What the app said of itself this run: nothing yet (with --wait-ready), ready, or that it is stopping (sd_notify). */
-export type AppWord = 'waiting' | 'ready' | 'stopping';
-
-/** A process of a run that took a held socket (its first listen on it), until it closes it or is gone. */
-export interface Taker {
-  readonly name: string;
-  readonly pid: number;
-  /** How gsup knows: its word (it holds the report channel too), or the kernel's view. */
-  readonly seen: 'word' | 'kernel';
-}
-
-/** What a run did with the held sockets: what it took, who holds them now, and whether that was said. */
-export interface RunHeld {
-  /** The names some process of the run took, ever. */
-  readonly took: readonly string[];
-  readonly takers: readonly Taker[];
-  /** Every holder of the run's report channel is gone (its EOF): with no taker seen since, none listens. */
-  readonly released: boolean;
-  /** The warning for a run that took none is out. */
-  readonly warned: boolean;
-}
-
-/** One run of the command, as step knows it. */
-export interface Run {
-  readonly id: number;
-  readonly startedAt: number;
-  /** `ready` from the start without --wait-ready. */
-  readonly app: AppWord;
-  /** Under --listen, once anything was heard of it. */
-  readonly held?: RunHeld;
 }
 
 /**
@@ -109,6 +97,9 @@ export interface Tally {
   readonly behind: Behind | undefined;
   /** Final sweeps for zombies whose threads are still exiting. */
   readonly sweeps: number;
+  /** During a reload, the run beside the current one (run.ts): it lives across the current run's phases. */
+  readonly beside: Beside | undefined;
+  readonly reloads: Reloads;
   /** Held sockets (--listen) not shut down yet: every run gets them, until no run follows. */
   readonly open?: readonly string[];
 }
@@ -165,15 +156,6 @@ export type State =
 export type Phase = State['phase'];
 export type In<P extends Phase> = Extract<State, { phase: P }>;
 
-/**
- * Where a stop round's signal goes, as the shell planned it on the look (forwarder.plan), the command's pid, and
- * the relayers of the look (processKey; by their command lines, read ahead: see ledger.ts).
- */
-export interface Route extends Pm2Route {
-  readonly commandPid: number | undefined;
-  readonly relayers: ReadonlySet<string>;
-}
-
 /** What happened, as values: the shell turns events and looks into these. */
 export type Input =
   | { kind: 'start'; stopFirst: SignalName | undefined }
@@ -190,10 +172,24 @@ export type Input =
     }
   | { kind: 'reaped'; exits: readonly CommandExit[] }
   | { kind: 'child-gone'; treeGone: boolean }
-  /** A look at the tree; with the route of a stop round when one is due (stopRoundSignal, stop-sequence.ts). */
-  | { kind: 'looked'; snapshot: Snapshot; commandPgid: number | undefined; route: Route | undefined }
-  /** What a stop round's delivery sent as whole groups, each with its moment (read right before its send). */
-  | { kind: 'round-sent'; groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }> }
+  /**
+   * A look at the tree; with the route of a stop round when one is due (stopRoundSignal, stop-sequence.ts), and
+   * of a retiring run's round, planned on its part of the look (retireRoundSignal, retire.ts).
+   */
+  | {
+      kind: 'looked';
+      snapshot: Snapshot;
+      commandPgid: number | undefined;
+      route: Route | undefined;
+      retireRoute?: Route;
+    }
+  /**
+   * What a stop round's delivery sent as whole groups, each with its moment (read right before its send); `run`:
+   * the round was a retiring run's (its own ledger), else the stop's.
+   */
+  | { kind: 'round-sent'; run?: number; groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }> }
+  /** The reload signal (--reload-signal) was received. */
+  | { kind: 'reload'; reason: string }
   | { kind: 'timer'; name: TimerName }
   | { kind: 'health'; run: number; unhealthy: boolean }
   /** The app of run N said a word (`process.send('ready')`, or READY=1 / STOPPING=1 on $NOTIFY_SOCKET). */
@@ -217,6 +213,16 @@ export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';
 /** What to do, as values: the shell carries them out in order. */
 export type Effect =
   | { kind: 'spawn'; run: number }
+  /** A reload: run N starts beside the current one (no controlling terminal; the health checks stay the current's). */
+  | { kind: 'spawn-next'; run: number }
+  /**
+   * Run `to` is the current run from now on, `from` beside it (retired, or exited); the health checks begin for
+   * `to`, start period included, keeping the verdict (`kept`: it took over a serving run) or anew.
+   */
+  | { kind: 'hand-over'; from: number; to: number; health: 'kept' | 'anew' }
+  /** A run's retiring begins (its own summary counts from now), and ends: its one summary line, with its status. */
+  | { kind: 'begin-retire'; run: number }
+  | { kind: 'end-retire'; run: number; exit: CommandExit | undefined; cause: RetireCause }
   | { kind: 'look'; delayMs: number }
   | { kind: 'set-timer'; name: TimerName; ms: number }
   | { kind: 'ensure-timer'; name: TimerName; ms: number }
@@ -236,6 +242,8 @@ export type Effect =
    */
   | {
       kind: 'stop-round';
+      /** A retiring run's round (its part of the look, its ledger); undefined: the stop's, over the whole tree. */
+      run: number | undefined;
       snapshot: Snapshot;
       route: Route;
       signal: SignalName;
@@ -246,11 +254,14 @@ export type Effect =
       cont: ProcessInfo[];
       held: ProcessInfo[];
     }
-  /** SIGKILL for the command's group (while the command is unreaped), then for everything of each look. */
-  | { kind: 'kill-command-group' }
-  | { kind: 'kill-round'; snapshot: Snapshot }
+  /**
+   * SIGKILL for run N's command group (while its command is unreaped), then for everything of each look (`run`: a
+   * retiring run's part of it).
+   */
+  | { kind: 'kill-command-group'; run: number }
+  | { kind: 'kill-round'; run: number | undefined; snapshot: Snapshot }
   /** SIGKILL did not end these (uninterruptible sleep): name them and give up. */
-  | { kind: 'give-up-killing'; alive: ProcessInfo[] }
+  | { kind: 'give-up-killing'; run: number | undefined; alive: ProcessInfo[] }
   /** The stop's one summary line. */
   | { kind: 'end-stop' }
   /** The last reap before the exit: zombies whose threads are still exiting are waited for. */
@@ -273,6 +284,8 @@ export function initialState(): State {
     daemonExit: undefined,
     behind: undefined,
     sweeps: 0,
+    beside: undefined,
+    reloads: NO_RELOADS,
   };
   return { phase: 'starting', tally };
 }

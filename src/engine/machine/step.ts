@@ -4,10 +4,13 @@ import { fault, swept } from './end.js';
 import { formatDuration } from './format.js';
 import { heard, looked as heldLooked, openAtStart, shutOpen, warnUntaken } from './held.js';
 import { stopRound } from './ledger.js';
+import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
+import { besideExit, nextListened, nextTimedOut, reloadSignal, settleReload } from './reload.js';
+import { retireChildGone, retireExit, retireKillTimeout, retireLooked, retiringOf } from './retire.js';
 import { runOn } from './queries.js';
-import { type Effect, type Facts, type In, type Input, type Out, type State, type TimerName } from './state.js';
+import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
 import type { CommandExit } from './values.js';
 
@@ -17,15 +20,11 @@ import type { CommandExit } from './values.js';
 export { initialState } from './state.js';
 export type { Effect, Facts, Input, MachineConfig, Phase, Route, State, TimerName } from './state.js';
 
-// Looks while a stop waits for the tree to empty; a SIGCHLD calls one sooner.
-const STOP_POLL_MS = 20;
-// A process in uninterruptible sleep can outlive SIGKILL; give up saying so.
-const MAX_KILL_MS = 5000;
-
-/** The one place state changes. */
+/** The one place state changes. A reload signal that waited is taken once what it waited for is over. */
 export function step(state: State, input: Input, facts: Facts): { state: State; effects: Effect[] } {
   const effects: Effect[] = [];
-  return { state: state.phase === 'done' ? state : decide(state, input, facts, effects), effects };
+  if (state.phase === 'done') return { state, effects };
+  return { state: settleReload(decide(state, input, facts, effects), facts, effects), effects };
 }
 
 function decide(state: State, input: Input, facts: Facts, out: Out): State {
@@ -35,15 +34,19 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'stop-signal':
       return stopSignal(state, input.signal, input.reason, facts, out);
     case 'command-exit':
-      return commandExit(warnUntaken(state, input, facts, out), input, facts, out);
+      if (retiringOf(state.tally)?.run.id === input.run) return retireExit(state, input.exit, out);
+      state = warnUntaken(state, input, facts, out);
+      return besideExit(state, input, facts, out) ?? commandExit(state, input, facts, out);
     case 'reaped':
       return reaped(state, input.exits, facts);
     case 'child-gone':
-      return childGone(state, input.treeGone, facts, out);
+      return childGone(retireChildGone(state, out), input.treeGone, facts, out);
     case 'looked':
-      return looked(heldLooked(state, input.snapshot, out), input, facts, out);
+      return looked(retireLooked(heldLooked(state, input.snapshot, out), input, facts, out), input, facts, out);
     case 'round-sent':
-      return roundSent(state, input.groups);
+      return roundSent(state, input.run, input.groups);
+    case 'reload':
+      return reloadSignal(state, input.reason, facts, out);
     case 'timer':
       return timer(state, input.name, facts, out);
     case 'health':
@@ -55,6 +58,7 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'fault':
       return fault(state, input.message, facts, out);
     case 'socket-taken':
+      return nextListened(heard(state, input, facts, out), input, facts, out);
     case 'socket-closed':
     case 'report-closed':
       return heard(state, input, facts, out);
@@ -103,10 +107,10 @@ function looked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: 
     case 'killing':
       if (gone) return endStop(state, facts, out);
       if (facts.now - state.killStartedAt > MAX_KILL_MS) {
-        out.push({ kind: 'give-up-killing', alive: look.alive });
+        out.push({ kind: 'give-up-killing', run: undefined, alive: look.alive });
         return endStop(state, facts, out);
       }
-      out.push({ kind: 'kill-round', snapshot: look }, { kind: 'look', delayMs: 1 });
+      out.push({ kind: 'kill-round', run: undefined, snapshot: look }, { kind: 'look', delayMs: 1 });
       return state;
     case 'daemons':
       if (gone) return finish(ending(state), out);
@@ -124,7 +128,19 @@ function stopRoundOn(state: In<'stopping'>, input: Extract<Input, { kind: 'looke
   if (route) {
     const round = stopRound(stop.ledger, route, look.alive, stop.again, state.exit !== undefined);
     const { fresh: targets, pm2Kill, again, cont, held } = round;
-    out.push({ kind: 'stop-round', snapshot: look, route, signal: stop.signal, targets, pm2Kill, again, cont, held });
+    const { signal } = stop;
+    out.push({
+      kind: 'stop-round',
+      run: undefined,
+      snapshot: look,
+      route,
+      signal,
+      targets,
+      pm2Kill,
+      again,
+      cont,
+      held,
+    });
     state = { ...state, stop: { ...stop, ledger: round.ledger, again: undefined } };
   }
   out.push({ kind: 'look', delayMs: STOP_POLL_MS });
@@ -166,6 +182,10 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       return state;
     case 'ready-timeout':
       return readyTimedOut(warnUntaken(state, { kind: 'timer', name }, facts, out), facts, out);
+    case 'next-ready-timeout':
+      return nextTimedOut(state, facts, out);
+    case 'retire-kill-timeout':
+      return retireKillTimeout(state, facts, out);
     case 'check':
       return state; // the shell's own watch for a lost SIGCHLD
   }
@@ -181,7 +201,8 @@ function socketsChecked(state: State, run: number, lost: readonly string[], fact
 }
 
 function health(state: State, run: number, unhealthy: boolean, facts: Facts, out: Out): State {
-  if (!runOn(state) || run !== state.run.id) return state;
+  // While two runs live the held socket answers for both: probes count for neither (the shell drops them too).
+  if (!runOn(state) || run !== state.run.id || state.tally.beside) return state;
   if (!unhealthy) {
     if (facts.config.probes) out.push({ kind: 'schedule-probe' });
     return state;

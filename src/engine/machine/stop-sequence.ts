@@ -2,6 +2,8 @@ import type { SendMoment, SignalName } from '../../platform/types.js';
 import { formatDuration } from './format.js';
 import { EMPTY_LEDGER, roundSent as ledgerSent } from './ledger.js';
 import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
+import { foldNext } from './reload.js';
+import { retireSent, takeOverRetiring } from './retire.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
 // The stop sequence's decisions: stop signals one, two and three, the stop
@@ -58,7 +60,8 @@ function killSignal(state: State, reason: string, facts: Facts, out: Out): State
       // A look first: the summary names what the SIGKILL rounds of each look then kill.
       out.push({ kind: 'look', delayMs: 0 });
       const stop = newStop('SIGKILL', 'exit', 'signal');
-      return { phase: 'killing', tally: state.tally, run: state.run, exit, stop, killStartedAt: facts.now };
+      const tally = foldNext(state.tally, facts, out);
+      return { phase: 'killing', tally, run: state.run, exit, stop, killStartedAt: facts.now };
     }
     case 'stop-delay':
     case 'stopping': {
@@ -110,7 +113,8 @@ export function beginStop(
     stopDelayMs: delayMs,
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
-  const tally = watchBehind(state.tally, signal);
+  // A reload's next run not ready yet is stopped with the rest: one stop of the whole tree.
+  const tally = foldNext(watchBehind(state.tally, signal), facts, out);
   if (delayMs <= 0) return sendStop({ phase: 'stopping', tally, run: state.run, exit, stop }, facts, out);
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
@@ -128,25 +132,34 @@ export function stopRoundSignal(state: State): SignalName | undefined {
  */
 export function roundSent(
   state: State,
+  run: number | undefined,
   groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
 ): State {
+  if (run !== undefined) return retireSent(state, run, groups);
   if (state.phase !== 'stopping' && state.phase !== 'killing') return state;
   return { ...state, stop: { ...state.stop, ledger: ledgerSent(state.stop.ledger, groups) } };
 }
 
-/** 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree. */
+/**
+ * 2. The kill timeout starts; the stop signal goes out on a fresh look at the tree (a run being retired has had it:
+ * its ledger joins the stop's).
+ */
 export function sendStop(state: In<'stop-delay' | 'stopping'>, facts: Facts, out: Out): State {
   out.push(
     { kind: 'clear-timer', name: 'stop-delay' },
     { kind: 'set-timer', name: 'kill-timeout', ms: facts.config.killTimeout },
     { kind: 'look', delayMs: 0 },
   );
-  return { ...state, phase: 'stopping' };
+  return { ...state, phase: 'stopping', stop: takeOverRetiring(state.stop, state.tally) };
 }
 
 /** 4. At the kill timeout (or a third stop signal): SIGKILL everything, again and again until nothing is left. */
 export function beginKilling(state: In<'stopping'>, facts: Facts, out: Out): State {
-  out.push({ kind: 'clear-timer', name: 'kill-timeout' }, { kind: 'kill-command-group' }, { kind: 'look', delayMs: 0 });
+  out.push(
+    { kind: 'clear-timer', name: 'kill-timeout' },
+    { kind: 'kill-command-group', run: state.run.id },
+    { kind: 'look', delayMs: 0 },
+  );
   return { ...state, phase: 'killing', killStartedAt: facts.now };
 }
 

@@ -29,6 +29,11 @@ export interface Snapshot {
   leftCommands: number[];
   /** Children of gsup judged in this look (as PID 1, by provenance; gsup's own from before its first spawn). */
   judgments?: Judgment[];
+  /**
+   * While two runs live (a reload), the run each member is of (pid → run id): by descent from its command, by its
+   * session, by its mark, else by when it started; a process keeps its run wherever it is reparented.
+   */
+  runs?: ReadonlyMap<number, number>;
 }
 
 /**
@@ -90,3 +95,12 @@ export interface Pm2Route {
 
 /** `failing`: it passed, and then failed fewer than `retries` times in a row (not ready; not stopped yet). */
 export type HealthState = 'starting' | 'healthy' | 'failing' | 'unhealthy';
+
+/**
+ * Where a stop round's signal goes, as the shell planned it on the look (forwarder.plan), the command's pid, and
+ * the relayers of the look (processKey; by their command lines, read ahead: see ledger.ts).
+ */
+export interface Route extends Pm2Route {
+  readonly commandPid: number | undefined;
+  readonly relayers: ReadonlySet<string>;
+}

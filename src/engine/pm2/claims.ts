@@ -4,8 +4,12 @@ import { basename } from 'node:path';
 // decides routing (a manager gets signals alone); `pm2 kill` needs more
 // (proof.ts).
 
-/** pm2's title for its God daemon (lib/Daemon.js), with the PM2_HOME it says it serves. */
-const GOD_TITLE = /^PM2 v[\w.-]+: God Daemon \((.*)\)$/;
+/**
+ * pm2's title for its God daemon (lib/Daemon.js), with the PM2_HOME it says it serves. Linux keeps a title
+ * no longer than the process's first command line (`node …/pm2/lib/Daemon.js`): a long home loses its end,
+ * closing parenthesis included.
+ */
+const GOD_TITLE = /^PM2 v[\w.-]+: God Daemon \((.*?)(\))?$/;
 // node, nodejs, node20, node20.11 (not nodemon): the interpreter, whose script is the program.
 const NODE = /^node(js)?(\d[\d.]*)?$/;
 const RUNTIMES = new Set(['pm2-runtime', 'pm2-docker']);
@@ -39,7 +43,19 @@ export function isPm2Runtime(commandLine: string): boolean {
   return RUNTIMES.has(programOf(commandLine));
 }
 
+/** The PM2_HOME a God daemon's title names (`cut`: only its start, the title was cut short). */
+export interface TitleHome {
+  readonly home: string;
+  readonly cut: boolean;
+}
+
 /** The PM2_HOME a God daemon's title names, or undefined when the title is no God daemon's. */
-export function godTitleHome(commandLine: string): string | undefined {
-  return GOD_TITLE.exec(commandLine)?.[1];
+export function godTitleHome(commandLine: string): TitleHome | undefined {
+  const match = GOD_TITLE.exec(commandLine);
+  return match ? { home: match[1], cut: match[2] === undefined } : undefined;
+}
+
+/** Does the title name this home (an absolute path)? A cut title names every home it begins. */
+export function titleNames(title: TitleHome, home: string): boolean {
+  return title.cut ? home.startsWith(title.home) : title.home === home;
 }

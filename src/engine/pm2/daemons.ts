@@ -2,7 +2,7 @@ import type { LogFields, Logger } from '../../log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
 import { resolvePm2Cli, spawnPm2Kill, type Pm2Cli } from './pm2-cli.js';
-import { godTitleHome, isPm2Runtime } from './claims.js';
+import { godTitleHome, isPm2Runtime, type TitleHome } from './claims.js';
 import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
 import type { ProcessTree } from '../tree/tree.js';
@@ -17,7 +17,7 @@ const NOT_OURS = 'never signalled nor waited for';
 const NOT_OURS_HINT = ': its apps are not supervised (give pm2 a PM2_HOME of its own, or run pm2-runtime)';
 
 /** What a title or command line claims: a God daemon (serving the home it names), or pm2-runtime. */
-type Claim = { kind: 'daemon'; titleHome: string } | { kind: 'runtime' };
+type Claim = { kind: 'daemon'; titleHome: TitleHome } | { kind: 'runtime' };
 
 /**
  * pm2 in the tree: its managers found (pm2-runtime by its program, a God

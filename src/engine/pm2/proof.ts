@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import { readSmallRegularFile } from '../../platform/small-file.js';
-import { isPm2Cli } from './claims.js';
+import { isPm2Cli, titleNames, type TitleHome } from './claims.js';
 import type { Pm2Proof, Snapshot } from '../machine/values.js';
 import { DaemonHomes } from './daemon-home.js';
 import { processKey } from '../machine/ledger.js';
@@ -69,16 +69,20 @@ export class GodProof {
    * process after: if it is still the one seen then, the file named it
    * while it lived.
    */
-  async prove(info: ProcessInfo, titleHome: string, descends: boolean): Promise<Pm2Proof | string> {
-    const title = resolve(this.cwd, titleHome);
+  async prove(info: ProcessInfo, titleHome: TitleHome, descends: boolean): Promise<Pm2Proof | string> {
+    // A cut title's start resolves to the start of the same path (a trailing slash goes), when it is absolute.
+    const cutShort = titleHome.cut && !isAbsolute(titleHome.home);
+    const title = { ...titleHome, home: cutShort ? '' : resolve(this.cwd, titleHome.home) };
     let home = this.home;
     let from: Pm2Proof['from'] = 'gsup';
-    if (title !== this.home) {
+    if (!titleNames(title, this.home)) {
       const other = `its title names another PM2_HOME than ${this.home}`;
       if (!descends) return other;
       const own = await this.homes.of(info);
       if ('why' in own) return `${other}, and ${own.why}`;
-      if (own.home !== title) return `its title names another PM2_HOME than its environment does (${own.home})`;
+      if (!titleNames(title, own.home)) {
+        return `its title names another PM2_HOME than its environment does (${own.home})`;
+      }
       ({ home } = own);
       from = 'daemon';
     }

@@ -8,6 +8,8 @@ import type { EventQueue } from './queue.js';
 /** What a received signal means to the supervision, once gsup's own signals are taken out and the rules applied. */
 export type Intake =
   | { kind: 'stop'; signal: SignalName; reason: string }
+  /** The reload signal (--reload-signal): never forwarded; a new run starts beside the serving one. */
+  | { kind: 'reload'; reason: string }
   | { kind: 'forward'; signal: SignalName | null; suspend: boolean }
   | { kind: 'none' };
 
@@ -27,11 +29,15 @@ function stops(received: SignalName, signal: SignalName): boolean {
 export class SignalIntake {
   /** Signals gsup caused itself, not yet received. */
   private readonly own = new Map<SignalName, number>();
+  /** Reload signals received before the first spawn, already told to the machine (which drops them). */
+  private early = 0;
 
   constructor(
     private readonly rules: ReadonlyMap<SignalName, SignalName | null>,
     private readonly mode: TargetMode,
     private readonly logger: Logger,
+    /** --reload-signal: no rule rewrites it, and it is no stop or job control (the options see to that). */
+    private readonly reload?: SignalName,
   ) {}
 
   expectOwn(signal: SignalName): void {
@@ -67,6 +73,11 @@ export class SignalIntake {
   take(received: SignalName): Intake {
     if (received === 'SIGPIPE' && takeOwnSigpipe()) return NONE; // raised by a write of ours to a reader that is gone
     if (this.own.size > 0 && this.takeOwn(received)) return NONE; // the pipe probe; the terminal given up
+    if (received === this.reload) {
+      if (this.early === 0) return { kind: 'reload', reason: `${received} received` };
+      this.early--;
+      return NONE;
+    }
     const signal = this.rewrite(received);
     // Job control: a rule replaces what the command gets (a stop signal included), never gsup's own
     // suspension (dumb-init's way).
@@ -81,7 +92,8 @@ export class SignalIntake {
 
   /** Once the signal is out (forward first, log after): what a rule made of it. */
   note(received: SignalName, intake: Intake): void {
-    if (intake.kind === 'none' || JOB_CONTROL_SIGNALS.has(received) || intake.signal === received) return;
+    if (intake.kind === 'none' || intake.kind === 'reload') return;
+    if (JOB_CONTROL_SIGNALS.has(received) || intake.signal === received) return;
     if (!this.logger.enabled('debug')) return;
     this.logger.debug('rewrite', `${received} rewritten to ${intake.signal}`, { received, signal: intake.signal });
   }
@@ -98,6 +110,16 @@ export class SignalIntake {
     }
     if (swallowed) queue.push({ kind: 'signal', signal: swallowed });
     return undefined;
+  }
+
+  /**
+   * Reload signals that came before the first spawn (held in the queue): each is told to the machine now, which
+   * drops it with one line, and taken as nothing when the loop reaches it. Returns their reasons.
+   */
+  reloadsBeforeSpawn(queue: EventQueue): string[] {
+    const early = queue.signals().filter((signal) => signal === this.reload);
+    this.early += early.length;
+    return early.map((signal) => `${signal} received`);
   }
 
   private takeOwn(signal: SignalName): boolean {

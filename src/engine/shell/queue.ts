@@ -25,7 +25,12 @@ export type EngineEvent =
  */
 export class EventQueue {
   private readonly events: EngineEvent[] = [];
-  private readonly waiting = new Set<string>();
+  /**
+   * Whether an event of each merging kind waits. Never deleted from: the keys
+   * are few, and a Map that empties makes V8 a new table each time (in the
+   * old generation, once the Map is there), one for every event.
+   */
+  private readonly waiting = new Map<string, boolean>();
 
   constructor(
     private readonly urgent: (event: EngineEvent) => boolean,
@@ -36,8 +41,8 @@ export class EventQueue {
   push(event: EngineEvent): void {
     const key = mergeKey(event);
     if (key !== undefined) {
-      if (this.waiting.has(key)) return;
-      this.waiting.add(key);
+      if (this.waiting.get(key)) return;
+      this.waiting.set(key, true);
     }
     if (this.urgent(event)) {
       const at = this.events.findIndex((queued) => !this.urgent(queued));
@@ -51,7 +56,7 @@ export class EventQueue {
     const event = this.events.shift();
     if (event === undefined) return undefined;
     const key = mergeKey(event);
-    if (key !== undefined) this.waiting.delete(key);
+    if (key !== undefined) this.waiting.set(key, false);
     return event;
   }
 
@@ -65,10 +70,10 @@ export class EventQueue {
   }
 }
 
-/** Events that carry no more than their kind merge with a waiting twin. */
+/** Events that carry no more than their kind merge with a waiting twin (the names are apart: SIG…, child, timers). */
 function mergeKey(event: EngineEvent): string | undefined {
-  if (event.kind === 'signal') return `signal:${event.signal}`;
+  if (event.kind === 'signal') return event.signal;
   if (event.kind === 'child') return 'child';
-  if (event.kind === 'timer') return `timer:${event.name}`;
+  if (event.kind === 'timer') return event.name;
   return undefined;
 }

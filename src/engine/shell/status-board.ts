@@ -25,12 +25,16 @@ export class StatusBoard {
   /** Processes of the tree the kernel's OOM killer killed (deaths.ts). */
   oomKills = 0;
   readonly forwarded = new Map<SignalName, number>();
+  /** Reloads by result, under --reload-signal (set by the shell: the metric is shown only then). */
+  reloads?: { ok: number; failed: number; killed: number };
 
-  /** After each step: readiness, restarts, whether the command runs. */
+  /** After each step: readiness, restarts (a reload's run is none, unless its old run exited first), reloads. */
   observe(state: State, health: HealthState | undefined, commandUp: boolean): void {
     this.readiness = readiness(state, health);
-    this.restarts = Math.max(0, state.tally.runs - 1);
+    const { runs, reloads } = state.tally;
+    this.restarts = Math.max(0, runs - 1 - reloads.runs);
     this.commandUp = commandUp;
+    if (this.reloads) this.reloads = { ok: reloads.ok, failed: reloads.failed, killed: reloads.killed };
   }
 
   /** A look at the tree, published: how many of it are alive. */
@@ -102,6 +106,16 @@ export class StatusBoard {
     );
     const oom = "Processes of the tree killed by the kernel's OOM killer.";
     metric('gsup_oom_kills_total', 'counter', oom, [['', this.oomKills]]);
+    if (this.reloads) {
+      const { ok, failed, killed } = this.reloads;
+      const help =
+        'Reloads (--reload-signal) by result: old run retired, SIGKILLed at its kill timeout, new run failed.';
+      metric('gsup_reloads_total', 'counter', help, [
+        ['{result="ok"}', ok],
+        ['{result="killed"}', killed],
+        ['{result="failed"}', failed],
+      ]);
+    }
     if (this.listenQueue) {
       const queue = 'Connections waiting to be accepted on each held socket (--listen), from the kernel.';
       const label = (name: string) => `{name="${name.replace(/[\\"]/g, (char) => `\\${char}`)}"}`;

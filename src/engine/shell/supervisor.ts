@@ -58,10 +58,12 @@ class Supervisor implements Shell {
   readonly health: HealthSchedule | undefined;
   readonly parts: Parts;
   run: CommandRun = notStarted();
+  beside: CommandRun | undefined;
   managers: Pm2Manager[] = [];
   ownPgid = -1;
   /** The argv prefix that gives each run gsup's terminal (setsid -c), when gsup handed it over. */
   private terminal?: string[];
+  private saidNoTerminal = false;
   private readonly inputs: Input[] = [];
   private readonly loop: EventLoop;
   private readonly effects: Table<Effect, void>;
@@ -77,13 +79,15 @@ class Supervisor implements Shell {
     private readonly args: string[],
     readonly options: SuperviseOptions,
   ) {
-    const config = (this.config = resolveConfig(options));
-    const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
-    this.machine = { ...config, probes: config.health !== undefined, ...(listen && { listen }) };
+    const config = (this.config = resolveConfig(options, (options.listen?.sockets.names.length ?? 0) > 0));
     this.cwd = startDirectory(options.cwd);
     this.logger = options.logger ?? silentLogger;
     this.platform = options.platform ?? currentPlatform();
-    this.intake = new SignalIntake(config.rewrite, config.target, this.logger);
+    this.intake = new SignalIntake(config.rewrite, config.target, this.logger, config.reloadSignal);
+    // A run is retired with SIGTERM as a rule rewrites it (-r TERM:INT), as the orchestrator's SIGTERM would be.
+    const retireSignal = this.intake.stopRequested('SIGTERM');
+    const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
+    this.machine = { ...config, probes: config.health !== undefined, retireSignal, ...(listen && { listen }) };
     const urgent = (event: EngineEvent) =>
       event.kind === 'stop' ||
       event.kind === 'command-exit' ||
@@ -109,6 +113,7 @@ class Supervisor implements Shell {
     );
     this.lostChild = new LostChildWatch(this.timers, this.parts.children);
     this.health = this.parts.health && new HealthSchedule(this.parts.health, this.timers, options.status);
+    if (config.reloadSignal && options.status) options.status.reloads = { ok: 0, failed: 0, killed: 0 };
     this.effects = effectTable(this);
     this.events = eventTable(this);
     const exited = this.main();
@@ -154,6 +159,8 @@ class Supervisor implements Shell {
     ) {
       this.terminal = handOverTerminal(this.platform, this.logger, (signal) => this.intake.expectOwn(signal));
     }
+    // A reload signal before the first spawn reloads nothing: the machine drops it, saying so.
+    for (const reason of this.intake.reloadsBeforeSpawn(this.queue)) this.apply({ kind: 'reload', reason });
     this.apply({ kind: 'start', stopFirst });
     this.loop.start();
     // The end waits for what deaths.ts still has to say (an OOM kill), a second at most.
@@ -193,15 +200,56 @@ class Supervisor implements Shell {
   startRun(id: number): void {
     // The last run's tree is gone (restarts wait for it): its channels (a report channel, a notify socket) go.
     this.retire(this.run.id);
-    const run = this.parts.spawnRun(id, this.args, this.terminal);
+    const run = this.spawn(id, this.terminal, true);
     this.run = run;
-    if (run.pid !== undefined) (this.parts.children.nodeChildren.add(run.pid), this.parts.tree.setCommand(run.pid));
-    run.spawned.exited.then((exit) => this.queue.push({ kind: 'command-exit', run: run.id, exit }));
     if (run.pid !== undefined) this.health?.started();
     this.logger.debug('spawn', `started ${this.command} (pid ${run.pid ?? '-'}, target ${this.config.target})`, {
       pid: run.pid,
       target: this.config.target,
     });
+  }
+
+  /** A reload: run `id` starts beside the current one (never with the terminal, which the first run's session has). */
+  startNext(id: number): void {
+    if (this.terminal && !this.saidNoTerminal) {
+      this.saidNoTerminal = true;
+      this.logger.notice('reload-no-terminal', "a reloaded run gets no controlling terminal (the first run's has it)");
+    }
+    this.beside = this.spawn(id, undefined, false);
+    const { pid } = this.beside;
+    this.logger.debug(
+      'spawn-next',
+      `started ${this.command} as run ${id} (pid ${pid ?? '-'}) beside run ${this.run.id}`,
+      {
+        pid,
+        run: id,
+      },
+    );
+  }
+
+  private spawn(id: number, terminal: string[] | undefined, current: boolean): CommandRun {
+    const run = this.parts.spawnRun(id, this.args, terminal);
+    const { pid } = run;
+    if (pid !== undefined) (this.parts.children.nodeChildren.add(pid), this.parts.tree.setCommand(pid, id, current));
+    run.spawned.exited.then((exit) => this.queue.push({ kind: 'command-exit', run: run.id, exit }));
+    return run;
+  }
+
+  /** A reload handed over: run `to` (beside) is the current run, the other beside it; its health checks begin. */
+  handOver(to: number, kept: boolean): void {
+    const next = this.beside;
+    if (next?.id !== to) return;
+    [this.run, this.beside] = [next, this.run];
+    this.parts.tree.setCurrent(to);
+    this.health?.started(kept);
+  }
+
+  /** The run beside is retired: its tree is gone, what was its own goes. */
+  retired(id: number): void {
+    if (this.beside?.id !== id) return;
+    this.beside = undefined;
+    this.parts.tree.liveRuns([this.run.id]);
+    this.retire(id);
   }
 
   /** Run `id` is over: what was its own alone (per run: two may live at once) is let go. */

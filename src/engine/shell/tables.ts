@@ -11,6 +11,7 @@ import { describeExit } from '../machine/format.js';
 import { leftoversAwaited, treeQuiet } from '../machine/queries.js';
 import type { Effect, Input, State } from '../machine/step.js';
 import { stopRoundSignal } from '../machine/stop-sequence.js';
+import { partOf, retireRoundSignal } from '../machine/retire.js';
 import { runsPm2Cli } from '../pm2/daemons.js';
 import { logTreeChanges } from '../tree/tree.js';
 import { messageOf } from './event-loop.js';
@@ -49,14 +50,20 @@ export interface Shell {
   /** The machine's state, to ask things of (its queries: runOn, treeQuiet…), never to decide on. */
   readonly state: State;
   readonly run: CommandRun;
+  /** During a reload, the run beside the current one (the next, or one being retired). */
+  readonly beside: CommandRun | undefined;
   /** The pm2 managers the last look found. */
   managers: Pm2Manager[];
   /** gsup's own process group: never a target. */
   ownPgid: number;
   /** Runs the machine on an input, and on what its effects bring back, in order. */
   apply(input: Input): void;
-  /** Starts run `id` of the command. */
+  /** Starts run `id` of the command; a reload's next run, beside the current one; a reload hands over. */
   startRun(id: number): void;
+  startNext(id: number): void;
+  handOver(to: number, kept: boolean): void;
+  /** The run beside is retired (its tree gone). */
+  retired(id: number): void;
   /** The supervision is over: gsup exits with `exitCode`. */
   end(exitCode: number, exit: CommandExit): void;
 }
@@ -73,6 +80,13 @@ export function effectTable(shell: Shell): Table<Effect, void> {
     shell.health?.carryOut(effect);
   return {
     spawn: (effect) => shell.startRun(effect.run),
+    'spawn-next': (effect) => shell.startNext(effect.run),
+    'hand-over': (effect) => shell.handOver(effect.to, effect.health === 'kept'),
+    'begin-retire': (effect) => parts.stops.beginRetire(effect.run, Date.now()),
+    'end-retire': (effect) => {
+      parts.stops.endRetire(effect.run, effect.exit, effect.cause, Date.now());
+      shell.retired(effect.run);
+    },
     look: (effect) => parts.looks.take(effect.delayMs),
     'set-timer': (effect) => timers.set(effect.name, effect.ms),
     'ensure-timer': (effect) => timers.ensure(effect.name, effect.ms),
@@ -84,14 +98,17 @@ export function effectTable(shell: Shell): Table<Effect, void> {
     'begin-stop': () => parts.stops.begin(Date.now()),
     'count-seen': (effect) => parts.stops.saw(effect.snapshot),
     'stop-round': (effect) => {
-      const { signals, groups } = parts.stops.round(effect, shell.run);
+      const { signals, groups } = parts.stops.round(effect, runOf(shell, effect.run));
       for (const signal of signals) options.status?.countForward(signal);
       // What went to whole groups, and when: the ledger keeps it (who was in one then has had the signal).
-      if (effect.targets.length > 0) shell.apply({ kind: 'round-sent', groups });
+      if (effect.targets.length > 0) shell.apply({ kind: 'round-sent', run: effect.run, groups });
     },
-    'kill-command-group': () => parts.stops.killCommandGroup(shell.run, parts.looks.last),
-    'kill-round': (effect) => parts.stops.killRound(effect.snapshot, shell.ownPgid),
-    'give-up-killing': (effect) => parts.stops.giveUp(effect.alive),
+    'kill-command-group': (effect) => {
+      const retiring = effect.run === shell.run.id ? undefined : effect.run;
+      parts.stops.killCommandGroup(runOf(shell, effect.run), parts.looks.last, retiring);
+    },
+    'kill-round': (effect) => parts.stops.killRound(effect.snapshot, shell.ownPgid, effect.run),
+    'give-up-killing': (effect) => parts.stops.giveUp(effect.alive, effect.run),
     'end-stop': () => {
       const took = parts.stops.end(Date.now()); // outside `?.(…)`: it runs with no board too
       options.status?.stopTook(took);
@@ -147,6 +164,7 @@ export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void
 function signalled(shell: Shell, received: SignalName): void {
   const intake = shell.intake.take(received);
   if (intake.kind === 'stop') shell.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
+  else if (intake.kind === 'reload') shell.apply({ kind: 'reload', reason: intake.reason });
   else if (intake.kind === 'forward') {
     if (intake.signal) shell.options.status?.countForward(intake.signal);
     const how = { suspend: intake.suspend, received };
@@ -156,22 +174,31 @@ function signalled(shell: Shell, received: SignalName): void {
   shell.lostChild.signalled();
 }
 
+/** Run `id`: the current one, or the one beside it (undefined: the current one, a stop of the whole tree). */
+function runOf(shell: Shell, id: number | undefined): CommandRun {
+  return id !== undefined && shell.beside?.id === id ? shell.beside : shell.run;
+}
+
 function exited(shell: Shell, runId: number, exit: CommandExit): void {
-  const { run, parts, logger, options } = shell;
-  if (runId !== run.id) return;
+  const { parts, logger, options } = shell;
+  const current = runId === shell.run.id;
+  const run = current ? shell.run : shell.beside?.id === runId ? shell.beside : undefined;
+  if (!run) return;
   run.exit = exit;
   if (run.pid !== undefined) parts.children.nodeChildren.delete(run.pid);
   // Held sockets: still listening after this run (any holder can shutdown() one)? One that is not is bound again.
   parts.listen?.samples.ended(runId);
   parts.listen?.sockets.check(`after run ${runId}`, logger);
-  if (options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
+  // gsup_last_exit_code speaks of the current run only (a reload's other run has its own line).
+  if (current && options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
   // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
   const command = parts.tree.commandInfo;
-  if (parts.pm2 && command && runsPm2Cli(shell.command, run.args))
+  if (current && parts.pm2 && command && runsPm2Cli(shell.command, run.args))
     parts.pm2.cliLived(command, shell.platform.startTimeNow());
   if (exit.errorCode === undefined) {
-    const message = `pid ${run.pid} left the tree: the command exited (${describeExit(exit)})`;
-    logger.info('command-exit', message, { pid: run.pid, code: exit.code, signal: exit.signal });
+    const whose = current ? 'the command' : `run ${runId}'s command`;
+    const message = `pid ${run.pid} left the tree: ${whose} exited (${describeExit(exit)})`;
+    logger.info('command-exit', message, { pid: run.pid, run: runId, code: exit.code, signal: exit.signal });
   }
   reap(shell);
   const mayHaveDaemon = parts.pm2?.pidFileExists() ?? false;
@@ -207,8 +234,16 @@ async function looked(shell: Shell, snapshot: Snapshot): Promise<void> {
           commandPid: run.pid,
           relayers: parts.relayers.keys(snapshot.alive),
         };
+  // A retiring run's round: the same, on its part of the look alone.
+  const retire = retireRoundSignal(shell.state);
+  const part = retire && snapshot.runs && partOf(snapshot, retire.run);
+  const retireRoute = part && {
+    ...parts.forwarder.plan(part, true, facts),
+    commandPid: runOf(shell, retire.run).pid,
+    relayers: parts.relayers.keys(part.alive),
+  };
   const commandPgid = run.pgid ?? snapshot.alive.find((info) => info.pid === run.pid)?.pgid;
-  shell.apply({ kind: 'looked', snapshot: snapshot, commandPgid, route });
+  shell.apply({ kind: 'looked', snapshot: snapshot, commandPgid, route, ...(retireRoute && { retireRoute }) });
 }
 
 /** Reaps a batch (its statuses to the machine); true when more wait (another `child` event is queued for them). */
@@ -228,5 +263,5 @@ function treeGone(shell: Shell): boolean {
 function forwardFacts(shell: Shell): ForwardFacts {
   const { run, managers, ownPgid } = shell;
   const { helpers, reaping, nodeChildren } = shell.parts.children;
-  return { run, managers, ownPgid, helpers, reaping, nodeChildren };
+  return { run, managers, ownPgid, helpers, reaping, nodeChildren, beside: shell.beside?.unreaped() ?? false };
 }

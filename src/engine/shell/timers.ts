@@ -5,7 +5,8 @@ import type { TimerName } from '../machine/step.js';
  * One AbortController owns them all: `abort()` at the end clears every one.
  */
 export class Timers {
-  private readonly timers = new Map<TimerName, NodeJS.Timeout>();
+  /** Undefined once it fired or was cleared: never deleted (a Map that empties makes V8 a new table each time). */
+  private readonly timers = new Map<TimerName, NodeJS.Timeout | undefined>();
   private readonly controller = new AbortController();
 
   constructor(private readonly fire: (name: TimerName) => void) {
@@ -24,7 +25,7 @@ export class Timers {
     this.clear(name);
     const timer = setTimeout(
       () => {
-        this.timers.delete(name);
+        this.timers.set(name, undefined);
         this.fire(name);
       },
       Math.max(0, ms),
@@ -34,13 +35,14 @@ export class Timers {
 
   /** Sets it unless it is already running. */
   ensure(name: TimerName, ms: number): void {
-    if (!this.timers.has(name)) this.set(name, ms);
+    if (!this.timers.get(name)) this.set(name, ms);
   }
 
   clear(name: TimerName): void {
     const timer = this.timers.get(name);
-    if (timer) clearTimeout(timer);
-    this.timers.delete(name);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.timers.set(name, undefined);
   }
 
   abort(): void {

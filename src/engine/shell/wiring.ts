@@ -69,8 +69,8 @@ export function wire(
     platform,
     cwd,
     env: provenance.env(env, 'health'),
-    spawned: (pid: number) => (children.nodeChildren.add(pid), tree.ignoreProbe(pid)),
-    reaped: (pid: number) => (children.nodeChildren.delete(pid), tree.probeReaped(pid)),
+    spawned: (pid: number) => (children.nodeChildren.add(pid), tree.probes.ignore(pid)),
+    reaped: (pid: number) => (children.nodeChildren.delete(pid), tree.probes.reaped(pid)),
   };
   const health =
     config.health &&

@@ -10,9 +10,18 @@ const WAIT_MS = 100;
 // The stop summary names this many of the killed, the oldest first.
 export const NAMED = 10;
 
-/** A process as one command line: its pid, start time and name (a title or an exec changes the name). */
-function keyOf(info: ProcessInfo): string {
-  return `${info.pid}:${info.startTime}:${info.name}`;
+/** The same process, as far as its command line goes: its start time and name (a title or an exec changes the name). */
+function same(info: ProcessInfo, other: ProcessInfo): boolean {
+  return info.startTime === other.startTime && info.name === other.name;
+}
+
+/** A process asked about, by pid: its line once read ('' for none), since when it is read while it is. */
+interface Entry {
+  readonly info: ProcessInfo;
+  line: string | undefined;
+  since: number | undefined;
+  /** Waits in the queue to be read (cleared when forgotten: the queue skips it). */
+  queued: boolean;
 }
 
 /** Started before `other` (pids wrap around, start times do not). */
@@ -27,20 +36,23 @@ function older(info: ProcessInfo, other: ProcessInfo): boolean {
  * value. A process whose line is not known yet is taken for a plain one.
  */
 export class CommandLines {
-  private readonly known = new Map<string, string>();
-  private readonly queue = new Map<string, ProcessInfo>();
-  /** Every process asked about (its key's process), to forget it once it is gone. */
-  private readonly seen = new Map<string, ProcessInfo>();
-  /** Reads in flight, by key: since when. */
-  private readonly reading = new Map<string, number>();
-  private readonly waiters = new Set<() => void>();
+  // No table here empties and fills again with every process: V8 makes such a Map or Set a new table each
+  // time, in the old generation once the Map is there. Queues are arrays, and the entries a new Map (young)
+  // whenever a look forgets some.
+  /** Every process asked about, by pid (one entry each, reused: a look makes no key and no entry for a known one). */
+  private entries = new Map<number, Entry>();
+  private queue: Entry[] = [];
+  /** Reads in flight (stuck ones included). */
+  private readonly reading: Entry[] = [];
+  private readonly waiters: Array<() => void> = [];
 
   constructor(private readonly platform: Platform) {}
 
   /** Its command line, if read ('' stands for none: `[name]` then). */
   of(info: ProcessInfo): string | undefined {
-    const line = this.known.get(keyOf(info));
-    return line === undefined ? undefined : line || `[${info.name}]`;
+    const entry = this.entries.get(info.pid);
+    if (entry?.line === undefined || !same(entry.info, info)) return undefined;
+    return entry.line || `[${info.name}]`;
   }
 
   /**
@@ -50,28 +62,37 @@ export class CommandLines {
    * nothing new is read until one comes back.
    */
   learn(infos: Iterable<ProcessInfo>): Promise<void> {
-    const awaited = new Set<string>();
+    const awaited: Entry[] = [];
     const now = monotonicMs();
     for (const info of infos) {
-      const key = keyOf(info);
-      if (this.known.has(key)) continue;
-      const since = this.reading.get(key);
-      if (since === undefined) (this.queue.set(key, info), this.seen.set(key, info));
-      if (since === undefined || now - since < WAIT_MS) awaited.add(key);
+      let entry = this.entries.get(info.pid);
+      if (!entry || !same(entry.info, info)) {
+        // Another process with that pid, or the same after an exec: a read in flight for the old one is not kept.
+        if (entry) entry.queued = false;
+        entry = { info, line: undefined, since: undefined, queued: false };
+        this.entries.set(info.pid, entry);
+      }
+      if (entry.line !== undefined) continue;
+      if (entry.since === undefined && !entry.queued) {
+        entry.queued = true;
+        this.queue.push(entry);
+      }
+      if (entry.since === undefined || now - entry.since < WAIT_MS) awaited.push(entry);
     }
     this.pump();
-    const stuck = [...this.reading.values()].filter((since) => now - since >= WAIT_MS).length;
-    const settled = () => [...awaited].every((key) => !this.queue.has(key) && !this.reading.has(key));
+    let stuck = 0;
+    for (const entry of this.reading) if (now - entry.since! >= WAIT_MS) stuck++;
+    const settled = () => awaited.every((entry) => !entry.queued && entry.since === undefined);
     if (settled() || stuck >= READERS) return Promise.resolve();
     return new Promise((resolve) => {
       const check = () => {
         if (!settled()) return;
         clearTimeout(timer);
-        this.waiters.delete(check);
+        remove(this.waiters, check);
         resolve();
       };
-      const timer = setTimeout(() => (this.waiters.delete(check), resolve()), WAIT_MS);
-      this.waiters.add(check);
+      const timer = setTimeout(() => (remove(this.waiters, check), resolve()), WAIT_MS);
+      this.waiters.push(check);
     });
   }
 
@@ -82,11 +103,8 @@ export class CommandLines {
 
   /** For a -v line that knows the pid alone: the line of whichever process has it now, if read; else '?'. */
   describePid(pid: number): string {
-    const prefix = `${pid}:`;
-    for (const [key, line] of this.known) {
-      if (key.startsWith(prefix)) return line || `[${key.slice(key.indexOf(':', prefix.length) + 1)}]`;
-    }
-    return '?';
+    const entry = this.entries.get(pid);
+    return entry?.line === undefined ? '?' : entry.line || `[${entry.info.name}]`;
   }
 
   /** What a look needs read: `verbose` names who joined; the oldest are named if they are killed. */
@@ -110,27 +128,43 @@ export class CommandLines {
 
   /** Forgets the processes no longer there as they were (what the stop summary needs it has copied). */
   keepOnly(current: ReadonlyMap<number, ProcessInfo>): void {
-    for (const [key, info] of this.seen) {
-      const now = current.get(info.pid);
-      if (now !== undefined && keyOf(now) === key) continue;
-      this.seen.delete(key);
-      this.known.delete(key);
-      this.queue.delete(key);
+    const there = (entry: Entry) => {
+      const now = current.get(entry.info.pid);
+      return now !== undefined && same(now, entry.info);
+    };
+    let gone = 0;
+    for (const entry of this.entries.values()) if (!there(entry)) gone++;
+    if (gone === 0) return;
+    const kept = new Map<number, Entry>();
+    for (const entry of this.entries.values()) {
+      if (there(entry)) kept.set(entry.info.pid, entry);
+      else entry.queued = false; // a read in flight for it goes on; what it brings is not kept
     }
+    this.entries = kept;
+    this.queue = this.queue.filter((entry) => entry.queued);
   }
 
   private pump(): void {
-    while (this.reading.size < READERS && this.queue.size > 0) {
-      const [key, info] = this.queue.entries().next().value as [string, ProcessInfo];
-      this.queue.delete(key);
-      this.reading.set(key, monotonicMs());
-      void this.platform.readCommandLine(info.pid).then((line) => {
-        this.reading.delete(key);
+    while (this.reading.length < READERS && this.queue.length > 0) {
+      const entry = this.queue.shift()!;
+      if (!entry.queued) continue; // forgotten meanwhile
+      entry.queued = false;
+      entry.since = monotonicMs();
+      this.reading.push(entry);
+      void this.platform.readCommandLine(entry.info.pid).then((line) => {
+        remove(this.reading, entry);
+        entry.since = undefined;
         // Gone before it could be read: its name stands for it. Forgotten meanwhile: not kept.
-        if (this.seen.has(key)) this.known.set(key, line ?? '');
+        if (this.entries.get(entry.info.pid) === entry) entry.line = line ?? '';
         this.pump();
         for (const check of [...this.waiters]) check();
       });
     }
   }
+}
+
+/** Takes `item` out of `list` (a short one), if it is there. */
+function remove<T>(list: T[], item: T): void {
+  const at = list.indexOf(item);
+  if (at >= 0) list.splice(at, 1);
 }

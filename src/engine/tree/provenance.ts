@@ -170,6 +170,17 @@ export class Provenance {
       });
   }
 
+  /** The run whose mark each of these processes carries (pid → run; those without one, or unread, left out). */
+  async runMarks(infos: readonly ProcessInfo[]): Promise<Map<number, number>> {
+    const marks = await this.marks(infos);
+    const runs = new Map<number, number>();
+    infos.forEach((info, index) => {
+      const mark = marks[index];
+      if (mark.kind === 'ours' && /^\d+$/.test(mark.run)) runs.set(info.pid, Number(mark.run));
+    });
+    return runs;
+  }
+
   /** The marks of these processes, a batch at a time. */
   private async marks(infos: readonly ProcessInfo[]): Promise<Mark[]> {
     const marks: Mark[] = [];

@@ -2,11 +2,9 @@ import type { Logger } from '../../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import { sayJudgment, type Provenance } from './provenance.js';
 import { CommandLines } from './command-lines.js';
+import { ProbeGroups } from './probe-groups.js';
+import { RunAttribution } from './runs.js';
 import type { Snapshot, Judgment } from '../machine/values.js';
-
-// A reaped probe is forgotten this long after (start-time units: ticks on Linux, ms elsewhere) though no look saw its
-// group empty: what it left in its group was SIGKILLed when it was reaped. (The map stays small without looks.)
-const FORGET_PROBES_AFTER = 60_000;
 
 /** How the tree tells its own among gsup's children as PID 1, where every orphan of the namespace lands. */
 export interface Origin {
@@ -29,16 +27,22 @@ const COMMANDS_KEPT = 16;
  * join through `adopt`.
  */
 export class ProcessTree {
-  /** pid → start time of every process seen in the tree: a reused pid is a stranger. */
-  private readonly known = new Map<number, number>();
+  /**
+   * pid → start time of every process seen in the tree: a reused pid is a
+   * stranger. A look that changes it makes a new Map (young) rather than
+   * delete from this one: V8 gives a Map that churns a new table for each
+   * few entries, in the old generation once the Map is there.
+   */
+  private known = new Map<number, number>();
   private command?: ProcessInfo;
+  /** The current run: its command is `command`. */
+  private current = 0;
   /** Each run's command, until a look sees it leave. */
   private readonly commands = new Set<number>();
-  /**
-   * gsup's own probes (health commands), each the leader of its group, by
-   * pid: when it was reaped (Infinity while it runs), in start-time units.
-   */
-  private readonly probes = new Map<number, { reapedAt: number }>();
+  /** gsup's own probes (health commands): no part of the tree. */
+  readonly probes: ProbeGroups;
+  /** Which run each member is of, while two live (a reload). */
+  private readonly runs: RunAttribution;
   /** gsup's own children from before its first spawn (a preload's, in gsup's first image): pid → start time, said. */
   private readonly before = new Map<number, { startTime: number; said: boolean }>();
   private last: Promise<unknown> = Promise.resolve();
@@ -53,6 +57,8 @@ export class ProcessTree {
     private readonly verbose = false,
   ) {
     this.lines = new CommandLines(platform);
+    this.probes = new ProbeGroups(platform);
+    this.runs = new RunAttribution(rootPid);
   }
 
   /** The command's process as last seen alive (its start time names it). */
@@ -60,67 +66,45 @@ export class ProcessTree {
     return this.command;
   }
 
-  /** The command's own process, once spawned: its session is the tree's (read before the next look). Resolves to it. */
-  setCommand(pid: number): Promise<ProcessInfo | undefined> {
+  /**
+   * Run `run`'s command, once spawned: its session is the tree's (read before the next look). `current`: the
+   * current run's (a reload's next run is not, until it is handed over). Resolves to it.
+   */
+  setCommand(pid: number, run = this.current + 1, current = true): Promise<ProcessInfo | undefined> {
+    // A run that starts as the current one follows a run whose tree is gone (a restart): only it is watched.
+    if (current) (this.runs.live([]), (this.current = run));
+    this.runs.started(run, pid, this.platform.startTimeNow());
     this.commands.add(pid);
     // One no look ever saw (gone at once) is never seen leaving: only the newest are kept.
     for (const old of this.commands) if (this.commands.size > COMMANDS_KEPT) this.commands.delete(old);
     const read = this.last.then(
-      () => this.readCommand(pid),
-      () => this.readCommand(pid),
+      () => this.readCommand(pid, run),
+      () => this.readCommand(pid, run),
     );
     this.last = read;
     return read;
   }
 
-  private async readCommand(pid: number): Promise<ProcessInfo | undefined> {
+  /** Run `run` is the current one now (a reload handed over): the command is its command. */
+  setCurrent(run: number): void {
+    this.current = run;
+    this.command = this.runs.commandOf(run);
+  }
+
+  /** The runs whose trees are still watched (the others' are gone): members are told apart while two are. */
+  liveRuns(live: readonly number[]): void {
+    this.runs.live(live);
+  }
+
+  private async readCommand(pid: number, run: number): Promise<ProcessInfo | undefined> {
     const info = await this.platform.processInfo(pid);
     if (info) {
-      this.command = info;
+      this.runs.commandRead(run, info);
+      if (run === this.current) this.command = info;
       this.known.set(pid, info.startTime);
       void this.lines.learn([info]); // whether it is a pm2 manager: known before the first forward needs it
     }
     return info;
-  }
-
-  /**
-   * A probe (Node's child, leading a group of its own): it and its group are
-   * no part of the tree. No look may be needed to forget it: pids wrap
-   * around, and the running phase takes none.
-   */
-  ignoreProbe(pid: number): void {
-    const now = this.platform.startTimeNow();
-    for (const [probe, { reapedAt }] of this.probes)
-      if (now - reapedAt > FORGET_PROBES_AFTER) this.probes.delete(probe);
-    this.probes.set(pid, { reapedAt: Infinity });
-  }
-
-  /**
-   * The probe was reaped (its pid is free from now on): only what started
-   * before this, it or what it left in its group, is the probe's; a later
-   * process with that pid or group id (after the pid counter went round:
-   * the restarted command itself) is not.
-   */
-  probeReaped(pid: number): void {
-    const probe = this.probes.get(pid);
-    if (probe) probe.reapedAt = this.platform.startTimeNow();
-  }
-
-  /**
-   * The probe's own process, or one it left in its group? While Node has not
-   * reaped the probe, its pid and its group id are certainly its own. Once
-   * reaped (Node says so in the very callback that reaps it), a process with
-   * its pid is a later one (the pid counter went round), and so is the group
-   * that one leads: the kernel hands out no pid still in use as a group id,
-   * so the probe's group was empty by then. What is left in the probe's group
-   * with no new leader is the probe's if it started before the reap.
-   */
-  private probesOwn(info: ProcessInfo, byPid: ReadonlyMap<number, ProcessInfo>): boolean {
-    const group = this.probes.get(info.pgid);
-    if (group && group.reapedAt === Infinity) return true;
-    if (this.probes.has(info.pid) && this.probes.get(info.pid)!.reapedAt === Infinity) return true;
-    if (!group || byPid.has(info.pgid)) return false;
-    return info.startTime <= group.reapedAt;
   }
 
   /** gsup's children before its first spawn: none is the tree's, nor what they start (start times read first). */
@@ -171,10 +155,7 @@ export class ProcessTree {
       push(groups, info.pgid, info);
     }
 
-    // A probe reaped, with nothing left in its group: forgotten.
-    for (const [pid, { reapedAt }] of this.probes) {
-      if (reapedAt !== Infinity && !byPid.has(pid) && !groups.has(pid)) this.probes.delete(pid);
-    }
+    this.probes.forgetGone(byPid, groups);
 
     const { own, pending, judgments } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid);
     const roots: ProcessInfo[] = [...own];
@@ -182,18 +163,14 @@ export class ProcessTree {
       const info = byPid.get(pid);
       if (info && info.startTime === startTime) roots.push(info);
     }
-    const command = this.command;
-    const now = command && byPid.get(command.pid);
-    // The command as it is now (its name changes with an exec, or npm's title).
-    if (now && isAlive(now) && now.startTime === command.startTime) this.command = now;
-    // The session id counts only while its leader is the command seen (alive or unreaped): after
-    // that the number names nothing.
-    if (command && command.sid === command.pid && command.sid > 0 && now?.startTime === command.startTime) {
-      // A process that double-forked out of the command's ancestry but not
-      // out of its session (no setsid) is still the command's.
-      for (const info of all) {
-        if (info.sid === command.sid && info.startTime >= command.startTime) roots.push(info);
-      }
+    // Each run's command as it is now (its name changes with an exec, or npm's title). Its session id counts only
+    // while its leader is the command seen (alive or unreaped): after that the number names nothing.
+    for (const command of this.runs.commands(byPid)) {
+      if (command.pid === this.command?.pid) this.command = command;
+      if (command.sid !== command.pid || command.sid <= 0) continue;
+      // A process that double-forked out of the command's ancestry but not out of its session (no setsid) is
+      // still the command's.
+      for (const info of all) if (info.sid === command.sid && info.startTime >= command.startTime) roots.push(info);
     }
 
     const members: ProcessInfo[] = [];
@@ -201,7 +178,7 @@ export class ProcessTree {
     const walk = (queue: ProcessInfo[]) => {
       while (queue.length > 0) {
         const info = queue.pop()!;
-        if (seen.has(info.pid) || this.probesOwn(info, byPid)) continue;
+        if (seen.has(info.pid) || this.probes.owns(info, byPid)) continue;
         seen.add(info.pid);
         members.push(info);
         const below = children.get(info.pid);
@@ -217,18 +194,21 @@ export class ProcessTree {
     const alive = members.filter(isAlive);
     const joined: ProcessInfo[] = [];
     for (const info of alive) {
-      if (this.known.get(info.pid) !== info.startTime && !tentative.has(info)) {
-        joined.push(info);
-        this.known.set(info.pid, info.startTime);
-      }
+      if (this.known.get(info.pid) !== info.startTime && !tentative.has(info)) joined.push(info);
     }
     const left: number[] = [];
-    for (const [pid, startTime] of this.known) {
+    const stays = (startTime: number, pid: number) => {
       const info = byPid.get(pid);
-      if (!info || info.startTime !== startTime || !isAlive(info)) {
-        left.push(pid);
-        this.known.delete(pid);
-      }
+      return info !== undefined && info.startTime === startTime && isAlive(info);
+    };
+    // A pid that a new process took (it joined) did not leave.
+    const retaken = (pid: number) => joined.some((info) => info.pid === pid);
+    this.known.forEach((startTime, pid) => stays(startTime, pid) || retaken(pid) || left.push(pid));
+    if (joined.length > 0 || left.length > 0) {
+      const known = new Map<number, number>();
+      this.known.forEach((startTime, pid) => stays(startTime, pid) && known.set(pid, startTime));
+      for (const info of joined) known.set(info.pid, info.startTime);
+      this.known = known;
     }
 
     // Part of the look: the command lines it needs (see CommandLines.wanted), read off the loop; those gone forgotten.
@@ -236,7 +216,19 @@ export class ProcessTree {
     const named = this.verbose ? judgments.map((judgment) => judgment.info) : []; // -v names each one judged
     await this.lines.learn([...this.lines.wanted({ alive, joined }, this.verbose), ...named]);
     const leftCommands = left.filter((pid) => this.commands.delete(pid));
-    return { members, alive, groups, children, joined, left, leftCommands, judgments };
+    const runs = this.runs.attribute({ members, byPid, judgments, marks: await this.marksOf(members) });
+    return { members, alive, groups, children, joined, left, leftCommands, judgments, ...(runs && { runs }) };
+  }
+
+  /** Not as PID 1, gsup's orphans are the tree's unjudged: while two runs live, their marks say whose they are. */
+  private async marksOf(members: readonly ProcessInfo[]): Promise<Map<number, number> | undefined> {
+    const origin = this.origin;
+    if (!this.runs.active || !origin || origin.strict) return undefined;
+    const orphans = members.filter(
+      (info) =>
+        info.ppid === this.rootPid && isAlive(info) && !origin.nodeChildren.has(info.pid) && this.runs.unknown(info),
+    );
+    return orphans.length === 0 ? undefined : origin.provenance.runMarks(orphans);
   }
 
   /** gsup's children that are the tree's; those with no judgment yet; and the judgments new in this look. */
@@ -252,9 +244,7 @@ export class ProcessTree {
     const origin = this.origin;
     if (!origin?.strict) return { own: all, pending: [], judgments };
     const seen = (info: ProcessInfo) =>
-      this.known.get(info.pid) === info.startTime ||
-      origin.nodeChildren.has(info.pid) ||
-      this.probes.get(info.pid)?.reapedAt === Infinity;
+      this.known.get(info.pid) === info.startTime || origin.nodeChildren.has(info.pid) || this.probes.running(info.pid);
     // A zombie has no environment left to read: reaped, it needs no judgment.
     const unseen = all.filter((info) => !seen(info) && isAlive(info));
     if (unseen.length === 0) return { own: all.filter(seen), pending: [], judgments };

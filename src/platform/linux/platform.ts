@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readSync } from 'node:fs';
-import { readProcFile } from './proc-read.js';
+import { close, closeSync, existsSync, open, openSync, read, readdirSync, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
@@ -10,7 +9,15 @@ import { environValue } from './environ.js';
 import { sendMoment } from './moment.js';
 import { processUser } from './credentials.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
-import { adoptOrphans, askParentDeathSignal, hasChildren, ownChildren, reapOne, reapZombies } from './reaping.js';
+import {
+  adoptOrphans,
+  askParentDeathSignal,
+  childOutside,
+  hasChildren,
+  ownChildren,
+  reapOne,
+  reapZombies,
+} from './reaping.js';
 import { openNotifySocket } from './notify-socket.js';
 import { heldSocketCalls } from './sockets.js';
 import { socketTakers } from './socket-takers.js';
@@ -23,6 +30,20 @@ import { isAlive, type ChildHandle, type Platform, type ProcessInfo, type Signal
 // allocate a Buffer per file (readFileSync also adds an fstat and a second read).
 const buffer = Buffer.allocUnsafe(4096);
 const YIELD_EVERY = 1024;
+// Command lines are read (off the loop, a few at once) into buffers kept for it: this many bytes of each.
+const LINE_BYTES = 4096;
+const lineBuffers: Buffer[] = [];
+const SPACE = 32;
+
+/** The first bytes of a /proc file, read off the loop into `buffer`: how many, or undefined when unreadable. */
+function readInto(path: string, buffer: Buffer): Promise<number | undefined> {
+  return new Promise((resolve) =>
+    open(path, 'r', (error, fd) => {
+      if (error) return resolve(undefined);
+      read(fd, buffer, 0, buffer.length, 0, (failed, length) => close(fd, () => resolve(failed ? undefined : length)));
+    }),
+  );
+}
 
 function readSmallFile(path: string): string | undefined {
   let fd: number;
@@ -41,40 +62,69 @@ function readSmallFile(path: string): string | undefined {
   }
 }
 
+const OPEN_PAREN = 40;
+const CLOSE_PAREN = 41;
+const ZERO = 48;
+
 /**
- * Parses /proc/PID/stat. The command name (field 2) may hold spaces and ')'.
- * Only fields 3–6 and 22 are cut out (no split into 50 strings): a scan reads
- * this for every process on the machine.
+ * Parses /proc/PID/stat as read into `bytes`. The command name (field 2) may
+ * hold spaces and ')'. Only fields 3–6 and 22 are taken, straight from the
+ * bytes, and no string is made but the name: a scan reads this for every
+ * process on the machine, and the signal path for each target.
  */
-export function parseStat(pid: number, text: string): ProcessInfo | undefined {
-  const close = text.lastIndexOf(')');
-  if (close < 0) return undefined;
-  const values: number[] = [];
-  let state = '';
-  let start = close + 2;
-  // Fields after the name, from field 3 (state) to field 22 (starttime).
-  for (let field = 3; field <= 22; field++) {
-    const end = text.indexOf(' ', start);
-    if (field === 3) state = text.slice(start, end);
-    else if (field <= 6 || field === 22) values.push(Number(text.slice(start, end < 0 ? undefined : end)));
-    if (end < 0) break;
-    start = end + 1;
+function parseStatBytes(pid: number, bytes: Buffer, length: number): ProcessInfo | undefined {
+  const open = bytes.indexOf(OPEN_PAREN);
+  const close = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
+  if (open < 0 || close < open || close + 2 >= length) return undefined;
+  // One character, as V8 keeps every one-character string: none made.
+  const state = String.fromCharCode(bytes[close + 2]);
+  let ppid = 0;
+  let pgid = 0;
+  let sid = 0;
+  let startTime = 0;
+  let at = close + 4;
+  // Fields after the state, from 4 (ppid) to 22 (starttime); those between are skipped.
+  for (let field = 4; field <= 22; field++) {
+    if (at >= length) return undefined;
+    let value = 0;
+    if (field <= 6 || field === 22) {
+      for (let digit = bytes[at] - ZERO; digit >= 0 && digit <= 9 && at < length; digit = bytes[++at] - ZERO)
+        value = value * 10 + digit;
+      if (field === 4) ppid = value;
+      else if (field === 5) pgid = value;
+      else if (field === 6) sid = value;
+      else startTime = value;
+    }
+    at = bytes.indexOf(SPACE, at);
+    if (at < 0 || at >= length) {
+      if (field < 22) return undefined;
+      break;
+    }
+    at++;
   }
-  if (values.length < 4) return undefined;
-  return {
-    pid,
-    state,
-    ppid: values[0],
-    pgid: values[1],
-    sid: values[2],
-    startTime: values[3],
-    name: text.slice(text.indexOf('(') + 1, close),
-  };
+  return { pid, state, ppid, pgid, sid, startTime, name: bytes.toString('latin1', open + 1, close) };
+}
+
+/** Parses the text of /proc/PID/stat (see parseStatBytes). */
+export function parseStat(pid: number, text: string): ProcessInfo | undefined {
+  const bytes = Buffer.from(text, 'latin1');
+  return parseStatBytes(pid, bytes, bytes.length);
 }
 
 function readInfo(pid: number): ProcessInfo | undefined {
-  const text = readSmallFile(`/proc/${pid}/stat`);
-  return text === undefined ? undefined : parseStat(pid, text);
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${pid}/stat`, 'r');
+  } catch {
+    return undefined; // the process is gone
+  }
+  try {
+    return parseStatBytes(pid, buffer, readSync(fd, buffer, 0, buffer.length, 0));
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Is the process at `seen.pid` now the one seen (same start time), alive, and (for a group) still in its group? */
@@ -133,7 +183,10 @@ export const linuxPlatform: Platform = {
   async listProcesses() {
     const result: ProcessInfo[] = [];
     let sinceYield = 0;
-    for (const entry of readdirSync('/proc')) {
+    const entries = readdirSync('/proc');
+    // Indexed: for…of makes an iterator result per entry where this async function is not optimized.
+    for (let index = 0; index < entries.length; index++) {
+      const entry = entries[index];
       const code = entry.charCodeAt(0);
       if (code < 48 || code > 57) continue; // not a pid
       const info = readInfo(Number(entry));
@@ -155,8 +208,17 @@ export const linuxPlatform: Platform = {
   },
   async readCommandLine(pid) {
     // undefined: gone (or not readable)
-    const text = await readProcFile(`/proc/${pid}/cmdline`, 4096);
-    return text && text.toString('latin1').replace(/\0+$/, '').split('\0').join(' ');
+    const buffer = lineBuffers.pop() ?? Buffer.allocUnsafe(LINE_BYTES);
+    try {
+      let end = await readInto(`/proc/${pid}/cmdline`, buffer);
+      if (end === undefined) return undefined;
+      // The arguments end in NULs and are joined by them: spaces instead, in place.
+      while (end > 0 && buffer[end - 1] === 0) end--;
+      for (let at = buffer.indexOf(0); at >= 0 && at < end; at = buffer.indexOf(0, at + 1)) buffer[at] = SPACE;
+      return buffer.toString('latin1', 0, end);
+    } finally {
+      lineBuffers.push(buffer);
+    }
   },
   ownerMatches(pid) {
     // Real and effective uid both (the Uid line): a setuid program another user ran is not gsup's user.
@@ -227,6 +289,7 @@ export const linuxPlatform: Platform = {
   readMemoryCgroup,
   reapZombies,
   ownChildren,
+  childOutside,
   openNotifySocket,
   sockets: heldSocketCalls,
   socketTakers,

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import { load, nativeFailure, type Libc } from './native.js';
 import type { ReapedChild, ReapResult } from '../types.js';
 
@@ -74,6 +74,95 @@ export function ownChildren(): number[] | undefined {
     for (const pid of text.split(' ')) if (pid) pids.push(Number(pid));
   }
   return pids;
+}
+
+// gsup's children, as the kernel lists them under its main thread. Node forks
+// on its loop's thread (the main one, unless the library runs in a worker: then
+// its children are Node's own, known by pid), and orphans go to the main
+// thread: as PID 1 it is the namespace's reaper, as subreaper the first live
+// thread of gsup. While it reads, nothing leaves its list (only its own waits
+// reap a child), so one pass misses none. The main thread's id is the
+// process's as this /proc counts it (a PID namespace without a /proc of its
+// own counts otherwise than process.pid): read once, where /proc/self points.
+let mainChildren: string | undefined;
+let childrenBuffer: Buffer | undefined;
+let statBuffer: Buffer | undefined;
+// Children looked at one by one before the answer is "maybe" (a look at the tree then tells).
+const CHILDREN_CHECKED = 64;
+const ZERO = 48;
+const SPACE = 32;
+const CLOSE_PAREN = 41;
+
+/** The group of a live process, from its stat read into a buffer kept for it; -1 when it is gone or a zombie. */
+function liveGroup(pid: number): number {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${pid}/stat`, 'r');
+  } catch {
+    return -1;
+  }
+  try {
+    const bytes = (statBuffer ??= Buffer.allocUnsafe(1024));
+    const length = readSync(fd, bytes, 0, bytes.length, 0);
+    // `pid (name) S ppid pgid …`: the name may hold anything, the last ')' ends it.
+    let at = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
+    if (at < 0 || at + 2 >= length) return -1;
+    const state = bytes[at + 2];
+    if (state === 0x5a || state === 0x58) return -1; // Z, X
+    at = bytes.indexOf(SPACE, at + 4) + 1; // past the ppid
+    let pgid = 0;
+    for (let digit = bytes[at] - ZERO; digit >= 0 && digit <= 9; digit = bytes[++at] - ZERO) pgid = pgid * 10 + digit;
+    return at < length ? pgid : -1;
+  } catch {
+    return -1;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Has gsup a live child that is not in `known` (Node's own) and not in the
+ * group `pgid` (the command's, already signalled)? Such an orphan may lead
+ * a root of the tree; a zombie cannot (its children came to gsup). The main
+ * thread's children file is read into a buffer kept for it, and each other
+ * child's stat into another: the work does not grow with gsup's threads and
+ * makes next to no garbage (the signal path asks). Past CHILDREN_CHECKED
+ * children, yes. Undefined where the kernel has no such file.
+ */
+export function childOutside(known: ReadonlySet<number>, pgid: number | undefined): boolean | undefined {
+  let fd: number;
+  try {
+    mainChildren ??= `/proc/self/task/${readlinkSync('/proc/self')}/children`;
+    fd = openSync(mainChildren, 'r');
+  } catch {
+    return undefined;
+  }
+  let checked = 0;
+  const outside = (pid: number) => {
+    if (known.has(pid)) return false;
+    if (++checked > CHILDREN_CHECKED) return true;
+    const group = liveGroup(pid);
+    return group !== -1 && group !== pgid;
+  };
+  try {
+    const buffer = (childrenBuffer ??= Buffer.allocUnsafe(4096));
+    let pid = 0;
+    for (let length; (length = readSync(fd, buffer, 0, buffer.length, null)) > 0;) {
+      for (let at = 0; at < length; at++) {
+        const digit = buffer[at] - ZERO;
+        if (digit >= 0 && digit <= 9) pid = pid * 10 + digit;
+        else if (pid > 0) {
+          if (outside(pid)) return true;
+          pid = 0;
+        }
+      }
+    }
+    return pid > 0 && outside(pid);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** gsup's children the slow way, by a look at every process (where ownChildren cannot tell). */

@@ -181,6 +181,20 @@ describe('the termination message', () => {
     expect(terminationMessage([], missing)).toBe('gsup exited 127: nope: command not found');
   });
 
+  it('a reload: the lines of the run that is current at the end, never those of the run beside it', () => {
+    const logger = new Logger({ verbosity: -1, write: () => {} });
+    const notes = new TerminationNotes(logger);
+    logger.warn('health-failed', 'run 1: a check failed');
+    logger.notice('reload', 'SIGHUP received: reloading: run 2 starts beside run 1');
+    logger.warn('reload-failed', 'run 2 exited (code 3) before it was ready: the reload failed, run 1 keeps serving');
+    logger.notice('reload-retired', 'run 2 (the failed reload) stopped in 5ms (its command exited with code 3)');
+    expect(notes.notes).toEqual(['run 1: a check failed']); // run 1 is still the current run
+    logger.notice('reload-ready', 'run 3 is ready: retiring run 1 with SIGTERM');
+    logger.warn('reload-kill-timeout', "run 1's kill timeout (8.00s) expired: sending SIGKILL");
+    logger.notice('stop', 'SIGTERM received: stopping the tree with SIGTERM');
+    expect(notes.notes).toEqual(['SIGTERM received: stopping the tree with SIGTERM']);
+  });
+
   it('at most 4,095 bytes (4,096 with its newline), cut between characters: the first line and the latest kept', () => {
     expect(truncateUtf8('ab☕', 4)).toBe('a…');
     expect(truncateUtf8('ab☕', 5)).toBe('ab☕');

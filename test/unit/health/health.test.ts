@@ -83,6 +83,17 @@ describe('HealthVerdicts (Docker’s rules)', () => {
     expect(verdicts.judge(failed, 200).state).toBe('unhealthy');
   });
 
+  it('a reload hands over: the start period begins again, the verdict of the run it took over stays', () => {
+    const verdicts = new HealthVerdicts({ ...config, retries: 1 });
+    verdicts.reset(0);
+    verdicts.judge(ok, 100);
+    verdicts.handOver(20_000);
+    expect(verdicts.state).toBe('healthy'); // /readyz stays 200
+    expect(verdicts.nextIntervalMs(20_000)).toBe(1000); // its first check soon
+    expect(verdicts.judge(failed, 20_100)).toEqual({ state: 'healthy', counted: false }); // in its start period
+    expect(verdicts.judge(failed, 51_000)).toEqual({ state: 'unhealthy', counted: true }); // one interval on
+  });
+
   it('a new run starts the start period again', () => {
     const verdicts = new HealthVerdicts({ ...config, retries: 1 });
     verdicts.reset(0);

@@ -92,6 +92,10 @@ const INPUTS: Input[] = [
   { kind: 'report-closed', run: 1 },
   { kind: 'sockets-checked', run: 2, lost: [] },
   { kind: 'sockets-checked', run: 2, lost: ['web'] },
+  // --reload-signal (test/unit/machine/reload.test.ts has their decisions, and every input during a reload)
+  { kind: 'reload', reason: 'SIGHUP received' },
+  { kind: 'round-sent', run: 1, groups: [{ pgid: 600, moment: { tick: 700, lastPid: 600, pidMax: 32_768 } }] },
+  ...(['next-ready-timeout', 'retire-kill-timeout'] as const).map((name): Input => ({ kind: 'timer', name })),
 ];
 
 const kinds = (effects: Effect[]) => effects.map((effect) => effect.kind);

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,6 +24,25 @@ describe('/proc/PID/stat', () => {
       sid: 4242,
       startTime: 987654,
     });
+  });
+
+  it('reads every process here as splitting its line would; a cut line is none', async () => {
+    const all = await linuxPlatform.listProcesses();
+    expect(all.length).toBeGreaterThan(1);
+    for (const info of all.slice(0, 200)) {
+      let text: string;
+      try {
+        text = readFileSync(`/proc/${info.pid}/stat`, 'latin1');
+      } catch {
+        continue; // gone meanwhile
+      }
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      const [ppid, pgid, sid, startTime] = [1, 2, 3, 19].map((index) => Number(fields[index]));
+      expect(parseStat(info.pid, text)).toEqual({ pid: info.pid, name, state: fields[0], ppid, pgid, sid, startTime });
+    }
+    expect(parseStat(1, '1 (init) S 0 1 1 0 -1')).toBeUndefined();
+    expect(parseStat(1, '1 (init')).toBeUndefined();
   });
 
   it('reads this process, and knows a zombie is not alive', async () => {
@@ -175,6 +194,39 @@ describe('/proc/PID/environ: one variable of the environment a process started w
     rmSync(dir, { recursive: true, force: true });
     expect(read.stderr).toBe('');
     expect(JSON.parse(read.stdout)).toEqual({ found: 'unreadable', why: 'EACCES' });
+  });
+});
+
+describe('gsup’s children outside a group, from the main thread’s children file (the signal path asks)', () => {
+  const children: ChildProcess[] = [];
+  const folders: string[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  });
+
+  /** A sleeping child, in this process's group or (detached) a group of its own, under an odd name. */
+  async function sleeper(detached: boolean): Promise<number> {
+    // A name with ')' and spaces, as a stat line's second field holds it: the last ')' ends it.
+    folders.push(mkdtempSync(join(tmpdir(), 'gsup-children-')));
+    const odd = join(folders.at(-1)!, 'odd) 7 7 x');
+    symlinkSync('/bin/sleep', odd);
+    const child = spawn(odd, ['30'], { detached, stdio: 'ignore' });
+    children.push(child);
+    await waitFor(() => readFileSync(`/proc/${child.pid}/comm`, 'latin1') === 'odd) 7 7 x\n', 'the exec');
+    return child.pid!;
+  }
+
+  it('a live child not known and not in the group: yes; known, or in the group: no', async () => {
+    const own = (await linuxPlatform.processInfo(process.pid))!.pgid;
+    const inGroup = await sleeper(false);
+    const apart = await sleeper(true);
+    const others = new Set(linuxPlatform.ownChildren!()!.filter((pid) => pid !== inGroup && pid !== apart));
+    expect(linuxPlatform.childOutside!(new Set([...others, inGroup]), own)).toBe(true);
+    expect(linuxPlatform.childOutside!(new Set([...others, apart]), own)).toBe(false);
+    expect(linuxPlatform.childOutside!(new Set([...others, apart]), undefined)).toBe(true);
+    expect(linuxPlatform.childOutside!(new Set([...others, inGroup]), apart)).toBe(false);
+    expect(linuxPlatform.childOutside!(new Set([...others, inGroup, apart]), undefined)).toBe(false);
   });
 });
 

@@ -193,6 +193,33 @@ describe('a process that calls itself a God daemon', () => {
   });
 });
 
+describe('a title Linux cut short (no longer than the daemon’s first command line: a long PM2_HOME)', () => {
+  it('the start of gsup’s home, cut anywhere (its closing parenthesis gone): proven, pm2 kill', async () => {
+    for (const keep of [1, 8, 20]) {
+      const s = setup({ verbosity: 0 });
+      s.platform.commandLines.set(300, `PM2 v9: God Daemon (${s.home.slice(0, keep)}`);
+      const { managers, route } = await stopRoute(s);
+      expect(managers[0].proof, `cut after ${keep}`).toEqual({ home: s.home, from: 'gsup', user: undefined });
+      expect(route.pm2Kill.map((manager) => manager.info.pid)).toEqual([300]);
+    }
+  });
+
+  it('the start of another home: not proven, the stop signal to it alone', async () => {
+    const s = setup({ verbosity: 0 });
+    s.platform.commandLines.set(300, 'PM2 v9: God Daemon (/elsewhere/pm2-ho');
+    const { managers } = await stopRoute(s);
+    expect(managers[0].proof).toBeUndefined();
+    expect(managers[0].why).toContain('its title names another PM2_HOME');
+  });
+
+  it('a whole title is no prefix: the same home, and nothing longer', async () => {
+    const s = setup({ verbosity: 0 });
+    s.platform.commandLines.set(300, `PM2 v9: God Daemon (${s.home.slice(0, -1)})`);
+    const { managers } = await stopRoute(s);
+    expect(managers[0].proof).toBeUndefined();
+  });
+});
+
 describe('a God daemon of another user (an app that dropped its privileges)', () => {
   it.skipIf(!isRoot)('gsup as root: proven, and pm2 kill runs as the daemon’s user and group, never more', async () => {
     const s = setup({ verbosity: 0 });

@@ -8,13 +8,35 @@ import { raisedOwnSigpipe, takeOwnSigpipe } from '../../../src/platform/sigpipe.
 
 // gsup's ears: what a received signal means (stop, forward, nothing), once its own are taken out and the rules applied.
 
-function intakeWith(rules: Array<[SignalName, SignalName | null]> = [], mode: TargetMode = 'group', verbosity = 2) {
+function intakeWith(
+  rules: Array<[SignalName, SignalName | null]> = [],
+  mode: TargetMode = 'group',
+  verbosity = 2,
+  reload?: SignalName,
+) {
   const lines: string[] = [];
   const logger = new Logger({ verbosity, write: (line) => lines.push(line.trim()) });
-  return { intake: new SignalIntake(new Map(rules), mode, logger), lines };
+  return { intake: new SignalIntake(new Map(rules), mode, logger, reload), lines };
 }
 
 describe('SignalIntake', () => {
+  it('the reload signal is neither forwarded nor a stop; those that came before the first spawn are taken as nothing', () => {
+    const { intake, lines } = intakeWith([], 'group', 2, 'SIGHUP');
+    expect(intake.take('SIGHUP')).toEqual({ kind: 'reload', reason: 'SIGHUP received' });
+    expect(intake.isStop('SIGHUP')).toBe(false);
+    intake.note('SIGHUP', intake.take('SIGHUP'));
+    expect(lines).toEqual([]);
+    // Held in the queue before the spawn (identical ones merged): told to the machine, then nothing.
+    const queue = new EventQueue(() => false);
+    queue.push({ kind: 'signal', signal: 'SIGHUP' });
+    queue.push({ kind: 'signal', signal: 'SIGUSR1' });
+    expect(intake.reloadsBeforeSpawn(queue)).toEqual(['SIGHUP received']);
+    expect(intake.take('SIGHUP')).toEqual({ kind: 'none' });
+    expect(intake.take('SIGHUP')).toEqual({ kind: 'reload', reason: 'SIGHUP received' });
+    // Without --reload-signal it is forwarded as ever.
+    expect(intakeWith().intake.take('SIGHUP')).toEqual({ kind: 'forward', signal: 'SIGHUP', suspend: false });
+  });
+
   it('forward first, log after: what a rule made of a signal is said once it is out (note), not when taken', () => {
     const lines: string[] = [];
     const logger = new Logger({ verbosity: 2, write: (line) => lines.push(line) });

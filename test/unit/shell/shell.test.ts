@@ -86,6 +86,26 @@ describe('the loop, phase by phase', () => {
     expect((await handle.exited).exitCode).toBe(143);
   });
 
+  it('running, as subreaper: an orphan still in the command’s group had the signal with it (no look); one outside it gets it after a look', async () => {
+    const { platform, start } = setup({ reaping: true });
+    const handle = start();
+    await untilLineRead(platform);
+    platform.add({ pid: 510, ppid: GSUP, pgid: 500, sid: 500 }); // a background job of the command, orphaned
+    handle.signal('SIGHUP');
+    await advance();
+    expect(killsOf(platform, 'SIGHUP')).toEqual([-500]);
+    expect(platform.looks).toBe(0);
+    platform.add({ pid: 520, ppid: GSUP, pgid: 520, sid: 520 }); // a daemon: a session of its own, orphaned
+    await advance(100); // the last answer (no other root) is past its 50 ms
+    handle.signal('SIGHUP');
+    await advance(100);
+    expect(killsOf(platform, 'SIGHUP')).toEqual([-500, -500, -520]);
+    expect(platform.looks).toBe(1);
+    handle.stop();
+    await advance(100);
+    expect((await handle.exited).exitCode).toBe(143);
+  });
+
   it('running → stopping → done: one look, the stop signal to the roots once, then the command’s status', async () => {
     const { platform, start, lines } = setup();
     const handle = start();

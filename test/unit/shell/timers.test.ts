@@ -31,6 +31,20 @@ describe('Timers', () => {
     ]);
   });
 
+  it('once it fired or was cleared, ensure sets it again', async () => {
+    const start = Date.now();
+    timers.ensure('check', 10);
+    await vi.advanceTimersByTimeAsync(20);
+    timers.ensure('check', 10);
+    timers.clear('check');
+    timers.ensure('check', 50);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(fired.map(([name, at]) => [name, at - start])).toEqual([
+      ['check', 10],
+      ['check', 70],
+    ]);
+  });
+
   it('set again, it is replaced (it fires once, at the new time); ensure leaves a running one as it is', async () => {
     const start = Date.now();
     timers.set('restart-delay', 100);

@@ -34,6 +34,23 @@ describe('ProcessTree', () => {
     expect(snapshot.left).toContain(201);
   });
 
+  it('a pid another process of the tree took since the last look: that one joined, the pid did not leave', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP });
+    platform.add({ pid: 201, ppid: 200, pgid: 200, sid: 200, startTime: 10 });
+    const tree = new ProcessTree(platform, GSUP);
+    await tree.look();
+    platform.processes.set(201, { pid: 201, ppid: 200, pgid: 200, sid: 200, state: 'S', startTime: 20, name: 'y' });
+    let snapshot = await tree.look();
+    expect(snapshot.joined.map((info) => [info.pid, info.startTime])).toEqual([[201, 20]]);
+    expect(snapshot.left).toEqual([]);
+    // Known from then on: the next look sees no change.
+    snapshot = await tree.look();
+    expect([snapshot.joined, snapshot.left]).toEqual([[], []]);
+    platform.processes.delete(201);
+    expect((await tree.look()).left).toEqual([201]);
+  });
+
   it('counts a zombie as a member but not as alive', async () => {
     const platform = new FakePlatform();
     platform.add({ pid: 200, ppid: GSUP, state: 'Z' });
@@ -144,6 +161,29 @@ describe('CommandLines: read ahead, off the loop, never waited for long', () => 
     for (let tick = 0; tick < 5; tick++) await Promise.resolve();
     expect(settled).toBe(true);
     expect(lines.of(plain)).toBeUndefined();
+  });
+
+  it('a pid taken by another process is another line; a read in flight for a process forgotten meanwhile is not kept', async () => {
+    const platform = new FakePlatform();
+    const first = platform.add({ pid: 10, ppid: 1, name: 'node', startTime: 1 });
+    const lines = new CommandLines(platform);
+    await lines.learn([first]);
+    expect(lines.of(first)).toBe('cmd-10');
+    const second = { ...first, startTime: 2 };
+    platform.commandLines.set(10, 'second');
+    expect(lines.of(second)).toBeUndefined();
+    await lines.learn([second]);
+    expect([lines.of(first), lines.of(second), lines.describePid(10)]).toEqual([undefined, 'second', 'second']);
+    // A read that answers after a look forgot its process.
+    let answer!: (line: string) => void;
+    platform.readCommandLine = () => new Promise((resolve) => (answer = resolve));
+    const third = platform.add({ pid: 11, ppid: 1, name: 'node' });
+    void lines.learn([third]);
+    lines.keepOnly(new Map([[10, second]]));
+    answer('late');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.of(third)).toBeUndefined();
+    expect(lines.of(second)).toBe('second');
   });
 
   it('wants node processes, gsup’s children, session leaders and the ten oldest; forgets what is gone', async () => {

@@ -1,0 +1,215 @@
+import type { SendMoment, SignalName } from '../../platform/types.js';
+import { formatDuration } from './format.js';
+import { EMPTY_LEDGER, roundSent as ledgerSent, stopRound, type Ledger } from './ledger.js';
+import { log } from './outcomes.js';
+import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
+import type { Retiring, RetireCause, Run } from './run.js';
+import type { Facts, Input, Out, State, Stop, Tally } from './state.js';
+import type { CommandExit, Snapshot } from './values.js';
+
+// A retiring run: the stop sequence's steps 2–5 for one run's tree alone, beside the current run (a reload). Its
+// stop signal once to each root of its part of the tree (its own ledger), SIGCONT where stopped, its own kill
+// timeout, SIGKILL rounds over its part; nothing of the other run. A stop of the whole tree takes its ledger over.
+
+/** The part of a look that is run N's (Snapshot.runs): what its rounds see, and wait for. */
+export function partOf(snapshot: Snapshot, run: number): Snapshot {
+  const runs = snapshot.runs;
+  const mine = (info: { pid: number }) => runs?.get(info.pid) === run;
+  return {
+    ...snapshot,
+    members: snapshot.members.filter(mine),
+    alive: snapshot.alive.filter(mine),
+    joined: snapshot.joined.filter(mine),
+    left: [],
+    leftCommands: [],
+    judgments: undefined,
+  };
+}
+
+/** The retiring run, if one is. */
+export function retiringOf(tally: Tally): Retiring | undefined {
+  return tally.beside?.role === 'retiring' ? tally.beside : undefined;
+}
+
+function withRetiring(state: State, retiring: Retiring | undefined): State {
+  return { ...state, tally: { ...state.tally, beside: retiring } };
+}
+
+/**
+ * The next look carries a round of a retiring run's stop signal (the shell plans it on the run's part of the
+ * look): while its signal is still going out, and no stop of the whole tree has taken its rounds over.
+ */
+export function retireRoundSignal(state: State): { run: number; signal: SignalName } | undefined {
+  const retiring = retiringOf(state.tally);
+  if (!retiring || retiring.killedAt !== undefined || retiring.gone || retiring.cause === 'cut') return undefined;
+  if (state.phase === 'stopping' || state.phase === 'killing') return undefined;
+  return { run: retiring.run.id, signal: retiring.signal };
+}
+
+/** 2. A run's retiring begins: its kill timeout starts, and its stop signal goes out on a fresh look. */
+export function beginRetire(
+  state: State,
+  run: Run,
+  cause: RetireCause,
+  exit: CommandExit | undefined,
+  facts: Facts,
+  out: Out,
+): State {
+  const { retireSignal: signal, killTimeout } = facts.config;
+  out.push({ kind: 'begin-retire', run: run.id });
+  let retiring: Retiring = {
+    role: 'retiring',
+    run,
+    cause,
+    signal,
+    ledger: EMPTY_LEDGER,
+    since: facts.now,
+    killedAt: undefined,
+    exit,
+    gone: false,
+  };
+  // A rule made the stop signal SIGKILL (`-r TERM:KILL`): its tree is killed at once.
+  if (signal === 'SIGKILL') {
+    out.push({ kind: 'kill-command-group', run: run.id });
+    retiring = { ...retiring, killedAt: facts.now };
+  } else out.push({ kind: 'set-timer', name: 'retire-kill-timeout', ms: killTimeout });
+  out.push({ kind: 'look', delayMs: 0 });
+  return withRetiring(state, retiring);
+}
+
+/**
+ * 3. A look while a run retires: the end once nothing of its part lives (and its command's exit is known), else
+ * a round of its stop signal on the route the shell planned (SIGKILL once its kill timeout came), then a look soon.
+ */
+export function retireLooked(state: State, input: Extract<Input, { kind: 'looked' }>, facts: Facts, out: Out): State {
+  let retiring = retiringOf(state.tally);
+  if (!retiring || retiring.gone) return state;
+  // A look from before the second run was known has no parts: the next one has.
+  if (!input.snapshot.runs) return (out.push({ kind: 'look', delayMs: STOP_POLL_MS }), state);
+  const part = partOf(input.snapshot, retiring.run.id);
+  if (part.alive.length === 0) {
+    retiring = { ...retiring, gone: true };
+    return retiring.exit ? endRetire(state, retiring, out) : withRetiring(state, retiring);
+  }
+  // A stop of the whole tree is killing: its rounds reach this part too. A run it cut short has no rounds of its own.
+  if (state.phase === 'killing') return withRetiring(state, { ...retiring, killedAt: retiring.killedAt ?? facts.now });
+  if (retiring.cause === 'cut') return state;
+  if (retiring.killedAt !== undefined) {
+    if (facts.now - retiring.killedAt > MAX_KILL_MS) {
+      out.push({ kind: 'give-up-killing', run: retiring.run.id, alive: part.alive });
+      retiring = { ...retiring, gone: true, exit: retiring.exit ?? { code: null, signal: null } };
+      return endRetire(state, retiring, out);
+    }
+    out.push({ kind: 'kill-round', run: retiring.run.id, snapshot: part }, { kind: 'look', delayMs: 1 });
+    return state;
+  }
+  // A stop of the whole tree sends to every root (the retiring run's ledger in its own): it looks on its own pace.
+  if (state.phase === 'stopping') return state;
+  const route = input.retireRoute;
+  if (route) {
+    const round = stopRound(retiring.ledger, route, part.alive, undefined, retiring.exit !== undefined);
+    const { fresh: targets, pm2Kill, cont, held } = round;
+    const { signal } = retiring;
+    const run = retiring.run.id;
+    out.push({
+      kind: 'stop-round',
+      run,
+      snapshot: part,
+      route,
+      signal,
+      targets,
+      pm2Kill,
+      again: undefined,
+      cont,
+      held,
+    });
+    retiring = { ...retiring, ledger: round.ledger };
+  }
+  out.push({ kind: 'look', delayMs: STOP_POLL_MS });
+  return withRetiring(state, retiring);
+}
+
+/** What a retiring run's round sent as whole groups, and when: its own ledger keeps it (see continuity.ts). */
+export function retireSent(
+  state: State,
+  run: number,
+  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
+): State {
+  const retiring = retiringOf(state.tally);
+  if (!retiring || retiring.run.id !== run) return state;
+  return withRetiring(state, { ...retiring, ledger: ledgerSent(retiring.ledger, groups) });
+}
+
+/** 4. Its own kill timeout: SIGKILL for its command's group now, then for its part of each look until none is left. */
+export function retireKillTimeout(state: State, facts: Facts, out: Out): State {
+  const retiring = retiringOf(state.tally);
+  if (!retiring || retiring.killedAt !== undefined || retiring.gone) return state;
+  out.push({ kind: 'kill-command-group', run: retiring.run.id }, { kind: 'look', delayMs: 0 });
+  const timeout = formatDuration(facts.config.killTimeout);
+  log(
+    out,
+    'warn',
+    'reload-kill-timeout',
+    `run ${retiring.run.id}'s kill timeout (${timeout}) expired: sending SIGKILL`,
+    {
+      run: retiring.run.id,
+    },
+  );
+  return withRetiring(state, { ...retiring, killedAt: facts.now });
+}
+
+/** The retiring run's command exited: its status, kept for its summary; the end, if nothing of it is left. */
+export function retireExit(state: State, exit: CommandExit, out: Out): State {
+  const retiring = retiringOf(state.tally);
+  if (!retiring) return state;
+  const exited = { ...retiring, exit };
+  if (exited.gone) return endRetire(state, exited, out);
+  out.push({ kind: 'look', delayMs: 0 });
+  return withRetiring(state, exited);
+}
+
+/** A child of gsup left: the retiring run may be gone; look sooner. */
+export function retireChildGone(state: State, out: Out): State {
+  const retiring = retiringOf(state.tally);
+  if (retiring && !retiring.gone) out.push({ kind: 'look', delayMs: 0 });
+  return state;
+}
+
+/**
+ * 5. Its tree is gone: one summary line with its status (no crash, no restart, never gsup's status), counted: `ok`,
+ * or `killed` when SIGKILL had to end it. A failed next run was counted when it failed; an old run that exited
+ * first, as a restart.
+ */
+function endRetire(state: State, retiring: Retiring, out: Out): State {
+  const { run, exit, cause } = retiring;
+  out.push({ kind: 'clear-timer', name: 'retire-kill-timeout' }, { kind: 'end-retire', run: run.id, exit, cause });
+  const { reloads } = state.tally;
+  let counted = reloads;
+  if (cause === 'reloaded')
+    counted =
+      retiring.killedAt === undefined ? { ...reloads, ok: reloads.ok + 1 } : { ...reloads, killed: reloads.killed + 1 };
+  return { ...state, tally: { ...state.tally, beside: undefined, reloads: counted } };
+}
+
+/**
+ * A stop of the whole tree sends its signal while a run retires: the roots that have had the retiring run's stop
+ * signal are in the stop's ledger, so the stop's first signal reaches the other run alone, and a second (sent to
+ * everyone the stop signal reached) both.
+ */
+export function takeOverRetiring(stop: Stop, tally: Tally): Stop {
+  const retiring = retiringOf(tally);
+  if (!retiring) return stop;
+  return { ...stop, ledger: joined(stop.ledger, retiring.ledger) };
+}
+
+function joined(a: Ledger, b: Ledger): Ledger {
+  const union = <T>(x: ReadonlySet<T>, y: ReadonlySet<T>) => (y.size === 0 ? x : new Set([...x, ...y]));
+  return {
+    reached: union(a.reached, b.reached),
+    groups: union(a.groups, b.groups),
+    pm2Killed: union(a.pm2Killed, b.pm2Killed),
+    sent: [...a.sent, ...b.sent],
+    held: union(a.held, b.held),
+    continued: union(a.continued, b.continued),
+  };
+}
