@@ -43,6 +43,13 @@ export const SCENARIOS = {
   'pm2-cluster': `${RELOADS} reloads: pm2 cluster mode (1 instance), \`pm2 reload\``,
 };
 
+/** The machine's CPU time so far, all cores (/proc/stat's first line): { idle, total } in ticks. */
+function cpuTicks() {
+  const fields = readFileSync('/proc/stat', 'latin1').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // Idle: idle and iowait; the total: user to steal (guest time is counted in user already).
+  return { idle: fields[3] + fields[4], total: fields.slice(0, 8).reduce((sum, value) => sum + value, 0) };
+}
+
 /** A port nothing listens on right now. */
 const freePort = () =>
   new Promise((resolve) => {
@@ -139,6 +146,7 @@ function pm2Box(mode, appArgs, work) {
  */
 async function scenario({ name, box, act, state, port }) {
   const load1m = loadavg()[0];
+  const cpuBefore = cpuTicks();
   let handle;
   let load;
   try {
@@ -155,7 +163,10 @@ async function scenario({ name, box, act, state, port }) {
         connections: Number(/connections=(\d+)/.exec(line)[1]),
         requests: Number(/requests=(\d+)/.exec(line)[1]),
       }));
-    return { name, load1m, ...result, crashes, note, events: events(state) };
+    const cpuAfter = cpuTicks();
+    // The whole machine's idle share over the scenario, this one's own processes included.
+    const idle = (cpuAfter.idle - cpuBefore.idle) / Math.max(1, cpuAfter.total - cpuBefore.total);
+    return { name, load1m, idle, ...result, crashes, note, events: events(state) };
   } catch (error) {
     const said = handle?.stderr().trim().split('\n').slice(-2).join(' / ');
     throw new Error(said ? `${error.message} (stderr: ${said})` : error.message);
@@ -266,7 +277,7 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
       });
       results[plan.id] = result;
       log(
-        `restarts: ${plan.id}: ${summary(result)} (load ${result.load1m.toFixed(2)}; the client: ` +
+        `restarts: ${plan.id}: ${summary(result)} (load ${result.load1m.toFixed(2)}, ${percent(result.idle)} idle; the client: ` +
           `${((100 * result.cpuMs) / result.wallMs).toFixed(0)} % of a core, loop p99 ${result.loopLagP99Ms.toFixed(1)} ms)`,
       );
     } catch (error) {
@@ -279,6 +290,7 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
   return results;
 }
 
+const percent = (share) => `${(100 * share).toFixed(0)} %`;
 const sum = (result, field) => Object.values(result.kinds).reduce((total, kind) => total + kind[field], 0);
 const accepted = (result) => result.crashes.reduce((total, crash) => total + crash.connections, 0);
 const fmt = (value) => (value === undefined ? '-' : `${value.toFixed(value < 10 ? 1 : 0)}`);
@@ -299,9 +311,9 @@ export function restartsTable(results) {
     `load for ${LOAD_MS / 1000} s and until the third run has served 0.5 s; reloads: 300 ms requests, ` +
     `${RELOADS} reloads 1 s of load apart. Latency from before the connect to the answer's last byte. ` +
     `"At the crashes": the connections (and requests) the crashing runs had accepted and not closed. ` +
-    `Load: the 1-minute load average when the scenario began.`;
+    `Load: the 1-minute load average when the scenario began; idle: the machine's idle CPU share during it.`;
   const lines = [
-    '| scenario | clients | attempts | answered | refused | reset | lost | p50 / p99 | at the crashes | load |',
+    '| scenario | clients | attempts | answered | refused | reset | lost | p50 / p99 | at the crashes | load; idle |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const result of Object.values(results)) {
@@ -317,7 +329,7 @@ export function restartsTable(results) {
       lines.push(
         `| ${first ? result.name + (result.note ? ` (${result.note})` : '') : ''} | ${KINDS[kind]} | ${stats.attempts} | ` +
           `${stats.answered} | ${stats.refused} | ${stats.reset} | ${stats.lost} | ` +
-          `${fmt(stats.p50Ms)} / ${fmt(stats.p99Ms)} ms | ${first ? crashes : ''} | ${first ? result.load1m.toFixed(2) : ''} |`,
+          `${fmt(stats.p50Ms)} / ${fmt(stats.p99Ms)} ms | ${first ? crashes : ''} | ${first ? `${result.load1m.toFixed(2)}; ${percent(result.idle)}` : ''} |`,
       );
     }
   }
