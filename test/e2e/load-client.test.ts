@@ -31,7 +31,7 @@ const failures = (kind: LoadResult['kinds']['one']) => kind.refused + kind.reset
 
 describe('the load client: each attempt counted once, where it belongs', () => {
   it('a server that answers: every attempt answered, the connect in the latency, the pid counted', async () => {
-    const server = createHttpServer((request, response) => {
+    const server = createHttpServer((_request, response) => {
       setTimeout(() => response.end('4242\n'), 5);
     });
     const port = await listening(server);
@@ -48,7 +48,7 @@ describe('the load client: each attempt counted once, where it belongs', () => {
   it('keep-alive clients reuse one connection until told Connection: close; one-connection clients never do', async () => {
     let connections = 0;
     let answers = 0;
-    const server = createHttpServer((request, response) => {
+    const server = createHttpServer((_request, response) => {
       // Every fifth answer closes the connection: a keep-alive client opens a new one and loses nothing.
       if (++answers % 5 === 0) response.setHeader('connection', 'close');
       response.end('1\n');
@@ -94,7 +94,7 @@ describe('the load client: each attempt counted once, where it belongs', () => {
   });
 
   it('another status is lost, not answered', async () => {
-    const server = createHttpServer((request, response) => {
+    const server = createHttpServer((_request, response) => {
       response.statusCode = 503;
       response.end('busy\n');
     });
