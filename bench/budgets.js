@@ -27,6 +27,12 @@ export const BUDGETS = [
     checks: [],
   },
   {
+    // What gsup adds to a Node command (the time less the command's own node -e 0), with a held socket.
+    id: 'startup-listen',
+    figure: 'start-up with `--listen`: `gsup --listen PORT -- node -e 0` less `node -e 0` (median of {runs})',
+    checks: [atMost('ratio', 1.3, '≤ {}× node -e 0')],
+  },
+  {
     id: 'latency',
     figure: 'forwarding latency, median / p99 ({signals} SIGWINCH to a grandchild behind sh -c)',
     checks: [atMost('ratio', 1.25, 'median ≤ {}× naive'), atMost('p99Ms', 1.5, 'p99 ≤ {} ms')],
@@ -39,6 +45,11 @@ export const BUDGETS = [
       atMost('p99Ms', 1.5, 'p99 ≤ {} ms'),
       atLeast('scrapes', 1, '≥ {} scrape'),
     ],
+  },
+  {
+    id: 'latency-listen',
+    figure: 'forwarding latency with `--listen`, median / p99 ({signals} SIGWINCH, the preload in the grandchild)',
+    checks: [atMost('ratio', 1.25, 'median ≤ {}× naive'), atMost('p99Ms', 1.5, 'p99 ≤ {} ms')],
   },
   {
     id: 'idle-cpu',
@@ -90,6 +101,25 @@ export const BUDGETS = [
     checks: [
       atMost('lost', 0, '{} lost'),
       { words: 'stop ≤ 1.5× best clean', pass: (m) => m.ratio === undefined || m.ratio <= 1.5 },
+    ],
+  },
+  {
+    // bench/restarts.js: the crashing runs had accepted what they held (the app counts it as it crashes).
+    id: 'restarts-listen',
+    figure: 'crash-restarts under HTTP load with `--listen` (20 clients, 2 crashes, `--restart-delay 100ms`)',
+    checks: [
+      atMost('refused', 0, '{} refused'),
+      { words: 'reset + lost ≤ accepted at the crashes', pass: (m) => m.failed <= m.accepted },
+    ],
+  },
+  {
+    id: 'reloads',
+    figure: 'reloads under HTTP load (`--reload-signal`, 3 reloads, 20 clients, 300 ms requests)',
+    checks: [
+      atMost('refused', 0, '{} refused'),
+      atMost('reset', 0, '{} reset'),
+      atMost('lost', 0, '{} lost'),
+      atMost('ratio', 2, 'p99 ≤ {}× no reload'),
     ],
   },
   {

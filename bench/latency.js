@@ -38,11 +38,14 @@ export default async function latency({ quick, tools, row }) {
   const signals = quick ? 200 : 500;
   const shell = ['sh', '-c', `node ${fixture('latency.js')}; true`];
   const statusPort = 39000 + (process.pid % 1000);
+  const listenPort = 40000 + (process.pid % 1000);
   const commands = [
     [GSUP[0], [GSUP[1], '--', ...shell]],
     [NAIVE[0], [NAIVE[1], ...shell]],
     // The orchestrator's view on, and a client scraping /metrics every 100 ms meanwhile.
     [GSUP[0], [GSUP[1], '--status-port', String(statusPort), '--status-host', '127.0.0.1', '--', ...shell]],
+    // A held socket: the fixture's node gets the sockets and the listen preload (it never listens).
+    [GSUP[0], [GSUP[1], '--listen', String(listenPort), '--', ...shell]],
   ];
   if (tools.tini) commands.push(['tini', ['-g', '--', ...shell]]);
   if (tools.dumbInit) commands.push(['dumb-init', shell]);
@@ -64,7 +67,7 @@ export default async function latency({ quick, tools, row }) {
       await exited(chain.child);
     }
   }
-  const [gsup, naive, scraped, ...others] = results;
+  const [gsup, naive, scraped, listening, ...others] = results;
   const pair = (result) => `${ms(result.median)} / ${ms(result.p99)}`;
   const anchors = [`naive forwarder ${pair(naive)}`];
   if (tools.tini) anchors.push(`tini -g ${pair(others[0])}`);
@@ -81,5 +84,11 @@ export default async function latency({ quick, tools, row }) {
     params: { scrapes },
     result: `${pair(scraped)} = ${(scraped.median / naive.median).toFixed(2)}× naive`,
     measured: { ratio: scraped.median / naive.median, p99Ms: scraped.p99, scrapes },
+  });
+  row({
+    id: 'latency-listen',
+    params: { signals },
+    result: `${pair(listening)} = ${(listening.median / naive.median).toFixed(2)}× naive`,
+    measured: { ratio: listening.median / naive.median, p99Ms: listening.p99 },
   });
 }

@@ -7,6 +7,8 @@ export interface Run {
   stopPeak: number;
   tsxLost: Record<'gsup' | 'tini' | 'dumb-init', number>;
   flood: [number, number];
+  /** The restarts figure, per scenario of bench/restarts.js, both client kinds summed (none in an older run). */
+  restarts: Record<string, { refused: number; reset: number; lost: number }>;
 }
 export interface Found {
   site: { file: string; text: string };

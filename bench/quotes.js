@@ -7,6 +7,7 @@
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BUDGETS } from './budgets.js';
+import { SCENARIOS } from './restarts.js';
 
 /** The files whose figures are quoted from the run (docs/performance.md is the run itself). */
 export const QUOTED_FILES = ['README.md', 'docs/comparison.md', 'docs/limits.md'];
@@ -19,6 +20,11 @@ const KINDS = {
   mib: { pattern: String.raw`[\d.]+\s+MiB`, words: (value) => `${round(value, value < 10 ? 1 : 0)} MiB` },
   count: { pattern: String.raw`\d+`, words: (value) => String(value) },
   ofCount: { pattern: String.raw`\d+\s+of\s+\d+`, words: ([got, of]) => `${got} of ${of}` },
+  /** refused / reset / lost */
+  failures: {
+    pattern: String.raw`\d+\s+/\s+\d+\s+/\s+\d+`,
+    words: ({ refused, reset, lost }) => `${refused} / ${reset} / ${lost}`,
+  },
 };
 
 // Every quote: its kind, and where in the run its value is.
@@ -38,6 +44,12 @@ const QUOTES = {
   tiniTsxLost: ['count', (run) => run.tsxLost.tini],
   dumbInitTsxLost: ['count', (run) => run.tsxLost['dumb-init']],
   gsupFloodStops: ['ofCount', (run) => run.flood],
+  // The restarts figure (bench/restarts.js): both client kinds summed; undefined in a run from before it.
+  gsupTodayRefused: ['count', (run) => run.restarts?.today?.refused],
+  gsupListenRefused: ['count', (run) => run.restarts?.listen?.refused],
+  pm2ForkRefused: ['count', (run) => run.restarts?.['pm2-fork']?.refused],
+  gsupReloadFailures: ['failures', (run) => run.restarts?.reload],
+  pm2ClusterReloadFailures: ['failures', (run) => run.restarts?.['pm2-cluster']],
 };
 
 /**
@@ -91,6 +103,36 @@ export const SITES = [
   },
   { file: 'docs/limits.md', text: '(a 1,000-process stop: ~{gsupStopPeak} resident at its peak)' },
   { file: 'docs/limits.md', text: 'with a preload, about {preloadStartup} `node -e 0` with the same preload' },
+  {
+    file: 'README.md',
+    text:
+      '| connections refused while a crashed app restarts, under load (measured: 20 clients, 2 crashes) ' +
+      '| [[{gsupListenRefused} with `--listen` ({gsupTodayRefused} without)||not in the last run]] | no restarts ' +
+      '| no restarts | [[{pm2ForkRefused} (fork mode)||not in the last run]] |',
+  },
+  {
+    file: 'README.md',
+    text:
+      '| a reload under load: refused / reset / lost (measured: 20 clients, 3 reloads) ' +
+      '| [[{gsupReloadFailures} (`--reload-signal`)||not in the last run]] | no | no ' +
+      '| [[{pm2ClusterReloadFailures} (cluster mode, `pm2 reload`)||not in the last run]] |',
+  },
+  {
+    file: 'docs/comparison.md',
+    text:
+      '| connections refused while a crashed app restarts, under load (measured: 20 clients, 2 crashes in about 4 s, ' +
+      '`--restart-delay 100ms`) | [[{gsupListenRefused} with `--listen` ({gsupTodayRefused} without: the port is ' +
+      'closed until the next run listens)||not in the last run]] | no restarts | no restarts ' +
+      '| [[{pm2ForkRefused} (fork mode: each run listens itself)||not in the last run]] |',
+  },
+  {
+    file: 'docs/comparison.md',
+    text:
+      '| a reload (a new release) under load: refused / reset / lost (measured: 20 clients, ' +
+      '3 reloads) | [[{gsupReloadFailures} (`--reload-signal`: the new run beside the old)||not in the last run]] ' +
+      '| no | no | [[{pm2ClusterReloadFailures} (cluster mode, `pm2 reload`; fork mode restarts)||not in the last ' +
+      'run]] |',
+  },
 ];
 
 // A figure in a quoted file: a ratio, memory, milliseconds, requests lost. Each must be a site's.
@@ -267,7 +309,30 @@ export function lastRun(markdown) {
     tsxLost: { gsup: lost('gsup'), tini: lost('tini'), 'dumb-init': lost('dumb-init') },
     stopPeak: read(figure('stop-peak-rss').gsup, /^([\d.]+) MiB/, 'peak memory of the 1,000-process stop')[0],
     flood: read(figure('flood-through').gsup, /^(\d+) of (\d+)$/, 'the 30,000-signal flood'),
+    restarts: restartsOf(markdown),
   };
+}
+
+/**
+ * The restarts table's counts per scenario (bench/restarts.js), both client kinds summed: { refused, reset,
+ * lost }; a scenario not measured is left out, and a run from before the figure has none.
+ */
+function restartsOf(markdown) {
+  if (!markdown.includes('<!-- bench:restarts -->')) return {};
+  const [header, ...rows] = tableRows(markdown, 'restarts');
+  const column = (name) => header.indexOf(name);
+  const found = {};
+  let current;
+  for (const cells of rows) {
+    if (cells[0] !== '') current = Object.keys(SCENARIOS).find((id) => cells[0].startsWith(SCENARIOS[id]));
+    const counts = ['refused', 'reset', 'lost'].map((name) => Number(cells[column(name)]));
+    if (!current || counts.some((count) => !Number.isInteger(count))) continue;
+    const sum = (found[current] ??= { refused: 0, reset: 0, lost: 0 });
+    sum.refused += counts[0];
+    sum.reset += counts[1];
+    sum.lost += counts[2];
+  }
+  return found;
 }
 
 // `node bench/quotes.js`: the quoted figures rewritten from docs/performance.md as it stands (after

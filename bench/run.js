@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // gsup's benchmark: start-up, forwarding latency, idle CPU and memory, stop
-// at scale, signal floods, reaping as PID 1, drain and soak, side by side
+// at scale, signal floods, reaping as PID 1, drain, restarts under load and soak, side by side
 // with a naive Node forwarder (fixtures/naive-forwarder.js: spawn detached,
 // forward every signal to the group, nothing else — the floor of what Node
 // allows) and with tini and dumb-init where they are installed (`apt-get
@@ -13,6 +13,7 @@
 //                                     and the figures README.md and docs/ quote from them (bench/quotes.js)
 //   node bench/soak.js 600 [--daemons] the memory soak alone, for 10 minutes (half the orphans daemons)
 //   node bench/drain.js               the drain figure alone
+//   node bench/restarts.js            the restarts figure alone (crash-restarts and reloads under load)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import drain from './drain.js';
@@ -24,12 +25,15 @@ import { ROOT, has, unshareWorks } from './lib/spawn.js';
 import { cells, machine, markers, renderTable, writeBetween } from './lib/table.js';
 import { QUOTED_FILES, lastRun, quotesIn, rewriteQuotes } from './quotes.js';
 import reaping from './reaping.js';
+import restarts from './restarts.js';
 import soak from './soak.js';
 import startup from './startup.js';
 import stops from './stops.js';
 
 // In the order they run.
-const FIGURES = { startup, latency, idle, stops, floods, reaping, drain, soak };
+const FIGURES = { startup, latency, idle, stops, floods, reaping, drain, restarts, soak };
+// The tables written to the docs besides the main one, each between its markers.
+const TABLES = ['drain', 'restarts'];
 const DOCS = `${ROOT}docs/performance.md`;
 
 function parse(args) {
@@ -81,7 +85,7 @@ try {
 }
 // Before the run, not after it: the markers the run will write between.
 if (options.writeDocs) {
-  for (const name of ['table', 'drain']) markers(readFileSync(DOCS, 'utf8'), name);
+  for (const name of ['table', ...TABLES]) markers(readFileSync(DOCS, 'utf8'), name);
   for (const file of QUOTED_FILES) quotesIn(file, readFileSync(`${ROOT}${file}`, 'utf8'));
 }
 if (!existsSync(`${ROOT}dist/cli.cjs`)) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -124,13 +128,16 @@ for (const { caption, lines } of Object.values(tables)) console.log(`\n${[captio
 console.log(`\n${measured}`);
 if (options.writeDocs) {
   writeBetween(DOCS, 'table', [...table, '', measured]);
-  const { caption, lines } = tables.drain;
-  writeBetween(DOCS, 'drain', lines.length > 0 ? lines : [caption]);
+  for (const name of TABLES) {
+    const { caption, lines } = tables[name];
+    writeBetween(DOCS, name, lines.length > 0 ? lines : [caption]);
+  }
   // The figures other docs quote follow the run just written (bench/quotes.js).
   const run = lastRun(readFileSync(DOCS, 'utf8'));
   for (const file of QUOTED_FILES)
     writeFileSync(`${ROOT}${file}`, rewriteQuotes(file, readFileSync(`${ROOT}${file}`, 'utf8'), run));
   process.stderr.write(
-    `bench: the tables of docs/performance.md rewritten, and the figures ${QUOTED_FILES.join(', ')} quote\n`,
+    `bench: the tables of docs/performance.md rewritten, and the figures ${QUOTED_FILES.join(', ')} quote
+`,
   );
 }

@@ -7,6 +7,7 @@ import { windowsPlatform } from './windows/platform.js';
 export type {
   ChildHandle,
   EnvironRead,
+  GroupLeaver,
   NotifySocket,
   Platform,
   ProcessInfo,
@@ -16,7 +17,7 @@ export type {
   SendMoment,
   SignalName,
 } from './types.js';
-export type { BoundSocket, HeldSocketCalls, ListenSpec } from './types.js';
+export type { BoundSocket, HeldSocketCalls, ListenSpec } from './held-sockets.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 

@@ -1,4 +1,5 @@
 import type { MemoryCgroup, OomReading } from './linux/cgroup.js';
+import type { HeldSocketCalls } from './held-sockets.js';
 
 /** One process as the platform sees it at the time of a snapshot. */
 export interface ProcessInfo {
@@ -44,6 +45,17 @@ export interface SendMoment {
   readonly pidMax: number | undefined;
 }
 
+/**
+ * A member of a group sent a signal as a group, found outside it right after (setsid, setpgid): `pgid`, its group
+ * now; `signal`, the signal in its /proc/PID/status then (pending: SigPnd or ShdPnd; blocked: SigBlk; ignored:
+ * SigIgn; caught: SigCgt), undefined when not read.
+ */
+export interface GroupLeaver {
+  readonly info: ProcessInfo;
+  readonly pgid: number;
+  readonly signal: { pending: boolean; blocked: boolean; ignored: boolean; caught: boolean } | undefined;
+}
+
 /** The user and group a process runs as (its real and effective ids, the same). */
 export interface ProcessUser {
   uid: number;
@@ -73,44 +85,6 @@ export interface ChildHandle {
 export interface NotifySocket {
   readonly path: string;
   close(): void;
-}
-
-/** Where a held socket listens (--listen): a literal address of one family, a port; `dual`: `[::]` takes IPv4 too. */
-export interface ListenSpec {
-  readonly family: 4 | 6;
-  readonly host: string;
-  readonly port: number;
-  readonly dual: boolean;
-}
-
-/** A listening socket gsup holds: its fd (close-on-exec), fstat's device and inode, its backlog. */
-export interface BoundSocket {
-  readonly fd: number;
-  readonly dev: number;
-  readonly ino: number;
-  readonly backlog: number;
-}
-
-/** Held sockets' system calls, outside libuv: gsup never accepts on them, and they stay out of its loop. */
-export interface HeldSocketCalls {
-  /** socket, SO_REUSEADDR (never SO_REUSEPORT), IPV6_V6ONLY as `dual` says, bind, listen(somaxconn); or why not. */
-  listen(spec: ListenSpec): BoundSocket | { step: string; errno: string };
-  /** Still listening (SO_ACCEPTCONN) on the address it was bound to (getsockname)? */
-  listening(fd: number, spec: ListenSpec): boolean;
-  /** Connections waiting to be accepted, the kernel's own count; undefined when unknown. */
-  queued(fd: number): number | undefined;
-  /**
-   * Blocking again, as a fresh socket is: O_NONBLOCK belongs to the socket, not to an fd, and a Node run sets
-   * it for every holder (a blocking accept(2) would then fail at once).
-   */
-  blocking(fd: number): void;
-  /** shutdown(SHUT_RDWR), then close: every holder stops listening. */
-  shutDown(fd: number): void;
-  close(fd: number): void;
-  /** An AF_UNIX stream socketpair, both ends close-on-exec; or why not. */
-  pair(): [number, number] | string;
-  /** /proc/sys/net/ipv4/ip_unprivileged_port_start, when readable. */
-  unprivilegedPortStart(): number | undefined;
 }
 
 /** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
@@ -186,6 +160,8 @@ export interface Platform {
    * whose fork is under way). Absent where start times cannot be placed.
    */
   sendMoment?(): SendMoment;
+  /** Right after a group send: its planned members (a bounded count) alive outside the group now, and why. */
+  leftGroup?(members: readonly ProcessInfo[], pgid: number, signal: SignalName): GroupLeaver[];
   /**
    * Call `listener` whenever a child of gsup changes state (SIGCHLD), so a
    * wait for the tree can look again at once. Returns the unsubscribe.

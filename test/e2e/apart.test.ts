@@ -213,3 +213,31 @@ describe("NODE_OPTIONS stays the app's", () => {
     expect(run.count(/^signal: SIGTERM /)).toBe(1);
   });
 });
+
+describe('what a child a preload started in gsup’s first image starts, and leaves to gsup (the subreaper)', () => {
+  // The preload's launcher starts a helper (exits 7 after 10 s), then exits: the helper is reparented to gsup.
+  it.each([
+    { when: 'at once (before gsup’s first spawn)', after: '0' },
+    { when: 'a second later (after gsup’s first spawn; no mark of its runs)', after: '1000' },
+  ])(
+    'started $when: not the tree’s either (never waited for, its status not gsup’s)',
+    async ({ after }) => {
+      const env = preloaded({ PRELOAD_CHILD_MS: '10000', PRELOAD_GRANDCHILD_AFTER_MS: after });
+      const run = gsup(['-v', '--', 'sh', '-c', 'sleep 2; exit 0'], { env });
+      const helper = await run.ready('preload-grandchild');
+      const started = Date.now();
+      const exit = await run.finished();
+      // Before: gsup adopted the helper, waited for it (10 s) and exited with its status, 7.
+      expect(exit.code, run.transcript()).toBe(0);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(run.count(/^signal: /), run.transcript()).toBe(0);
+      const said = run.stderr.join('\n');
+      expect(said).toMatch(new RegExp(`pid ${helper} \\(.*\\) is not the tree's`));
+      expect(said).not.toMatch(/waiting for/);
+      expect(isAlive(helper)).toBe(true); // not gsup's to stop: it outlives gsup, away from PID 1
+      process.kill(helper, 'SIGKILL');
+      await waitFor(() => !isAlive(helper), 'the helper to end');
+    },
+    30_000,
+  );
+});

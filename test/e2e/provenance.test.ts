@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostPidOfPid1, type Run } from '../helpers/gsup.js';
+import { gsupAsPid1, hostPidOfPid1, unshareWorks, type Run } from '../helpers/gsup.js';
 import {
   CAP_SYS_PTRACE,
   DROP,
@@ -55,5 +55,31 @@ describe.skipIf(!dropWorks)('PID 1 with Docker’s capabilities, the command dro
     } finally {
       dir.remove();
     }
+  });
+});
+
+// A daemon that sets its title by writing over its argv (perl's $0, as nginx, php-fpm, redis and setproctitle do)
+// writes over its environment too: its mark cannot be read there, which is no proof of a stranger.
+const TITLED =
+  'use POSIX; exit if fork; POSIX::setsid(); exit if fork; $0 = "mydaemon: master process"; $| = 1; ' +
+  '$SIG{TERM} = sub { print "signal: SIGTERM (pid: $$, daemon)\\n"; exit 0 }; ' +
+  'print "ready (pid: $$, daemon)\\n"; sleep 1 while 1';
+
+describe.skipIf(!unshareWorks)('PID 1: a daemon whose title overwrote its environment', () => {
+  it('is the tree’s (unreadable, not absent): gsup stays after the command exits 0, and the daemon gets one SIGTERM', async () => {
+    // The command waits until the daemon is gsup's child (its first fork gone): no look sees it descend from the run.
+    const run = gsupAsPid1(['-v', '--', 'sh', '-c', `perl -e '${TITLED}'; sleep 0.5; exit 0`]);
+    await run.ready('daemon');
+    const gsupPid = await pid1(run);
+    // Before: "is not the tree's: … (read: absent)", gsup exited with the command and the namespace's end killed it.
+    await run.waitForLine(/is the tree's: reparented to gsup, its mark cannot be read \(its environment overwritten/, {
+      stream: 'stderr',
+    });
+    await run.waitForLine(/command exited \(code 0\); waiting for \d+ remaining process/, { stream: 'stderr' });
+    expect(run.exit).toBeUndefined();
+    process.kill(gsupPid, 'SIGTERM');
+    const exit = await run.finished();
+    expect(exit.code, run.transcript()).toBe(0); // the daemon's own status
+    expect(run.count(/^signal: SIGTERM .*daemon\)$/), run.transcript()).toBe(1);
   });
 });

@@ -57,6 +57,8 @@ export class FakePlatform implements Platform {
     lastPid: Math.max(0, ...this.processes.keys()),
     pidMax: 4_194_304,
   });
+  /** Who of a group's planned members is outside it after its send: none unless a test says (Linux reads /proc). */
+  leftGroup?: Platform['leftGroup'];
   readonly commandLines = new Map<number, string>();
   /** Pids that run as another user than gsup. */
   readonly otherUsers = new Set<number>();
@@ -76,6 +78,8 @@ export class FakePlatform implements Platform {
   readonly stuckEnvirons = new Set<number>();
   /** Pids whose environment read fails for now (EMFILE). */
   readonly failingEnvirons = new Set<number>();
+  /** Pids that exit between a look's listing and their environment's read: the read finds them gone. */
+  readonly goneEnvirons = new Set<number>();
   environReads = 0;
   environValue(pid: number, name: string): Promise<EnvironRead> {
     this.environReads++;
@@ -91,7 +95,7 @@ export class FakePlatform implements Platform {
   }
   private environAnswer(pid: number, name: string): EnvironRead {
     if (this.failingEnvirons.has(pid)) return { found: 'failed', why: 'EMFILE' };
-    if (!this.processes.has(pid)) return { found: 'gone' };
+    if (!this.processes.has(pid) || this.goneEnvirons.has(pid)) return { found: 'gone' };
     const env = this.environs.get(pid);
     if (!env) return { found: 'unreadable', why: 'EACCES' };
     const value = env[name];

@@ -238,8 +238,10 @@ export function killEverything(): number[] {
   // A fixture pid that is gone may have been reused: only ours are touched.
   const ours = [...fixturePids].filter((pid) => commandLine(pid).includes(ROOT));
   roots.push(...ours);
-  const left = related(roots, ours).filter((proc) => proc.pid !== process.pid);
-  for (const proc of left) {
+  // One the test SIGKILLed itself may not be gone yet (a SIGKILL takes every thread down first): not left behind.
+  const found = related(roots, ours).filter((proc) => proc.pid !== process.pid);
+  const left = found.filter((proc) => !dying(proc.pid));
+  for (const proc of found) {
     try {
       process.kill(proc.pid, 'SIGKILL');
     } catch {
@@ -250,6 +252,22 @@ export function killEverything(): number[] {
   fixturePids.clear();
   for (const remove of markerDirs.splice(0)) remove();
   return left.map((proc) => proc.pid);
+}
+
+/** Whether this process is on its way out: exiting (PF_EXITING in its stat flags), or a SIGKILL pending. */
+function dying(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const [state, , , , , , flags] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' || state === 'X' || (Number(flags) & 0x4) !== 0) return true;
+    const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+    const pending = [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].map((match) =>
+      BigInt(`0x${match[1]}`),
+    );
+    return pending.some((mask) => (mask & (1n << 8n)) !== 0n); // SIGKILL: bit 9 - 1
+  } catch {
+    return true; // gone
+  }
 }
 
 /** Live processes of a run's tree right now (gsup's descendants and announced fixtures). */

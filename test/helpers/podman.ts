@@ -24,8 +24,15 @@ export class Container {
     {
       env = {},
       network = 'none',
+      publish = [],
       prepare,
-    }: { env?: Record<string, string>; network?: string; prepare?: (out: string) => void } = {},
+    }: {
+      env?: Record<string, string>;
+      network?: string;
+      /** `podman run -p` for each (HOST:HOSTPORT:PORT); set a network that can publish (bridge). */
+      publish?: string[];
+      prepare?: (out: string) => void;
+    } = {},
   ) {
     // What the command needs at /out before it starts (files a dropped user can read).
     prepare?.(this.out);
@@ -35,6 +42,7 @@ export class Container {
       '-d',
       '--network',
       network,
+      ...publish.flatMap((mapping) => ['-p', mapping]),
       '--name',
       this.name,
       '-v',

@@ -1,19 +1,33 @@
+import { basename } from 'node:path';
 import type { ProcessInfo } from '../../platform/index.js';
 import { processKey } from '../machine/ledger.js';
+import { programWords } from '../pm2/claims.js';
 import type { CommandLines } from '../tree/command-lines.js';
 
 /**
- * Wrappers that relay SIGINT/SIGTERM to their child themselves. tsx does, and
- * skips the relay only when its child tells it (over IPC, within 30 ms of
- * tsx's own handler) that it got the signal too: a race that a busy machine
- * loses, and the child gets the signal twice. Which processes are relayers
- * is told here, by their command lines; what a stop does with them is the
- * ledger's (machine/ledger.ts: left out while their child has the signal).
+ * Wrappers that relay SIGINT/SIGTERM to their child themselves: tsx (which
+ * skips the relay only when its child tells it, over IPC within 30 ms of
+ * tsx's own handler, that it got the signal too: a race that a busy machine
+ * loses), Node's own watch mode (`node --watch`, `--watch-path`) and nodemon
+ * (which sends its child SIGTERM, then SIGINT, on its own). The watchers stay
+ * after their child (they wait for a change). Which processes are relayers is
+ * told here, by their command lines; what a stop does with them is the
+ * ledger's (machine/ledger.ts: left out while their child has the signal,
+ * sent it alone once it is gone).
  */
-const RELAYERS: RegExp[] = [
-  // node …/node_modules/.bin/tsx, node …/tsx/dist/cli.mjs, a global tsx (tsx watch too)
-  /^\S*node\S*\s+(\S*\/)?(tsx|tsx\/dist\/cli\.mjs)(\s|$)/,
-];
+export function isRelayer(commandLine: string): boolean {
+  const { node, options, program } = programWords(commandLine);
+  // Each of them runs in node: `node …/.bin/tsx`, `node --max-old-space-size=512 …/tsx/dist/cli.mjs`, a global one.
+  if (!node) return false;
+  if (options.some((option) => option === '--watch' || option.startsWith('--watch-path'))) return true;
+  const name = basename(program);
+  return (
+    name === 'tsx' ||
+    program.endsWith('tsx/dist/cli.mjs') ||
+    name === 'nodemon' ||
+    program.endsWith('nodemon/bin/nodemon.js')
+  );
+}
 
 export class Relayers {
   constructor(private readonly lines: CommandLines) {}
@@ -21,10 +35,10 @@ export class Relayers {
   /** The relayers among these processes, by the command lines read ahead in the look (one not read yet is none). */
   find(processes: readonly ProcessInfo[]): ProcessInfo[] {
     return processes.filter((info) => {
-      // tsx runs in node: only a process named so (or unnamed, where the platform cannot tell) is worth reading.
+      // They run in node: only a process named so (or unnamed, where the platform cannot tell) is worth reading.
       if (info.name !== '' && !info.name.startsWith('node')) return false;
       const commandLine = this.lines.of(info);
-      return commandLine !== undefined && RELAYERS.some((pattern) => pattern.test(commandLine));
+      return commandLine !== undefined && isRelayer(commandLine);
     });
   }
 

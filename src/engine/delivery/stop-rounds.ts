@@ -91,12 +91,13 @@ export class StopRounds {
 
   /**
    * One round, as the machine decided it: the stop signal to the roots not
-   * reached yet, the signal received again to everyone reached, `pm2 kill`
-   * to the God daemons, then SIGCONT to the stopped; returns the signals sent,
-   * and the groups the stop signal went to as groups (with their moments).
+   * reached yet, the signal received again to everyone reached, then SIGCONT
+   * to the stopped that had it; pm2's stop of the God daemons, then SIGCONT to
+   * what it stops. Returns the signals sent, and the groups the stop signal
+   * went to as groups (with their moments and the members found outside).
    */
   round(round: Extract<Effect, { kind: 'stop-round' }>, run: CommandRun): RoundSent {
-    const { snapshot: look, route, signal, targets, pm2Kill, again, cont, held } = round;
+    const { snapshot: look, route, signal, targets, pm2Kill, again, cont, pm2Cont, held } = round;
     const signals: SignalName[] = [];
     const sent = targets.length > 0 ? this.send(targets, signal, run, true) : undefined;
     if (targets.length > 0 || pm2Kill.length > 0) signals.push(signal);
@@ -104,24 +105,40 @@ export class StopRounds {
     const sentAgain = again && this.send(again.targets, again.signal, run, false);
     if (again) signals.push(again.signal);
     // Stopped, they could not act on it (a fatal signal ends a stopped process; a handled one waits for SIGCONT).
-    const continued = cont.filter((info) => this.platform.signalProcesses([info], 'SIGCONT') > 0);
-    for (const manager of pm2Kill) void this.pm2?.stop(manager, signal, this.children);
+    const continued = this.continueStopped(cont);
+    const stops = pm2Kill.map(async (manager) => ({
+      manager,
+      killed: (await this.pm2?.stop(manager, signal, this.children)) ?? false,
+    }));
     // After the sends (forward first, log after): what was sent, as sent; the summary's count; what pm2 was told.
     if (sent || held.length > 0) this.said(signal, sent, held, route.relayers, look);
     if (sentAgain) this.said(again.signal, sentAgain, [], route.relayers, look);
-    if (continued.length > 0) {
-      const pids = continued.map((info) => info.pid);
-      this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
-    }
+    this.saidContinued(continued);
     this.summaryOf(round.run).saw(look, this.children);
     const groups = sent?.groups ?? [];
     if (targets.length === 0 && pm2Kill.length === 0) return { signals, groups };
-    const told = new Set([
-      ...pm2Kill.map((manager) => manager.info.pid),
-      ...targets.flatMap(membersOf).map((info) => info.pid),
-    ]);
+    const told = new Set(targets.flatMap(membersOf).map((info) => info.pid));
     this.pm2?.announce(route, signal, { sent: (manager) => told.has(manager.info.pid) });
+    if (stops.length > 0)
+      // pm2's stop carried out (`pm2 kill`, or the signal to the daemon alone): what it stops is continued now, and
+      // each God daemon said as it was stopped.
+      void Promise.all(stops).then((done) => {
+        this.saidContinued(this.continueStopped(pm2Cont));
+        const killed = new Map(done.map(({ manager, killed }) => [manager, killed]));
+        this.pm2?.announce(route, signal, { sent: (manager) => killed.has(manager), killed: (m) => killed.get(m)! });
+      });
     return { signals, groups };
+  }
+
+  /** SIGCONT to each, through its identity: those it reached. */
+  private continueStopped(stopped: readonly ProcessInfo[]): ProcessInfo[] {
+    return stopped.filter((info) => this.platform.signalProcesses([info], 'SIGCONT') > 0);
+  }
+
+  private saidContinued(continued: readonly ProcessInfo[]): void {
+    if (continued.length === 0) return;
+    const pids = continued.map((info) => info.pid);
+    this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
   }
 
   private send(targets: Target[], signal: SignalName, run: CommandRun, moments: boolean): Sent {

@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { ListenSpec } from '../../platform/types.js';
+import type { ListenSpec } from '../../platform/held-sockets.js';
 
 // `--listen [NAME=]ADDRESS`, read: `PORT` (every interface), `HOST:PORT`, `[V6]:PORT`. HOST is a literal
 // address: no name is looked up at start (a resolver's answer would decide, at each start, what is exposed).

@@ -1,4 +1,4 @@
-import type { ProcessInfo, SendMoment } from '../../platform/types.js';
+import type { GroupLeaver, ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
 
 // Group continuity, proven by what the kernel keeps: a signal sent to a process group reaches every process in it
 // at that moment, and each child whose fork was under way (the kernel hands it the group signals its parent got
@@ -9,6 +9,16 @@ import type { ProcessInfo, SendMoment } from '../../platform/types.js';
 const PID_MAX_LIMIT = 4_194_304;
 /** A second in clock ticks (USER_HZ, where the last pid can be read): a pid is told by the counter within it. */
 const PID_TICKS = 100;
+
+/**
+ * What a round's delivery said of one group it sent as a group: its moment (undefined where it cannot be read),
+ * and the members planned for it that were outside it right after the send (see leaverHad).
+ */
+export interface GroupSent {
+  readonly pgid: number;
+  readonly moment: SendMoment | undefined;
+  readonly left?: readonly GroupLeaver[];
+}
 
 /** A group the stop signal went to as a group (through its leader). */
 export interface GroupSend {
@@ -94,14 +104,40 @@ export function hadIt(
  * get their moment; the others went member by member (their leader was gone
  * or could not be checked), so nobody had the signal through them.
  */
-export function sentAsGroups(
-  sends: readonly GroupSend[],
-  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
-): GroupSend[] {
+export function sentAsGroups(sends: readonly GroupSend[], groups: readonly GroupSent[]): GroupSend[] {
   const moments = new Map(groups.map((group) => [group.pgid, group.moment]));
   return sends.flatMap((send): GroupSend[] => {
     if (send.moment !== undefined) return [send];
     const moment = moments.get(send.pgid);
     return moment === undefined ? [] : [{ ...send, moment }];
   });
+}
+
+// Signals whose default action ends the process (terminate, or core): the stop signals among them.
+const ENDS_BY_DEFAULT: ReadonlySet<SignalName> = new Set<SignalName>([
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGTERM',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGALRM',
+  'SIGPIPE',
+]);
+
+/**
+ * Had this member the signal, found outside its group right after the group send (it left with setsid or
+ * setpgid, before the send or after it)? What the kernel shows of the signal in it then decides: pending — it had
+ * it (`had`); ignored — nothing to send (`ignored`); no handler, not blocked, alive — had it come, its default
+ * action would have ended it: it left before the send (`missed`, not reached: a root gets it at a later round);
+ * otherwise (a handler that may have run, or a mask, or nothing read) it cannot be told (`unsure`), and counts as
+ * reached: once at most rather than twice.
+ */
+export function leaverHad(leaver: GroupLeaver, signal: SignalName): 'had' | 'ignored' | 'missed' | 'unsure' {
+  const state = leaver.signal;
+  if (!state) return 'unsure';
+  if (state.pending) return 'had';
+  if (state.ignored) return 'ignored';
+  if (!state.caught && !state.blocked && ENDS_BY_DEFAULT.has(signal)) return 'missed';
+  return 'unsure';
 }

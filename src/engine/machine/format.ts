@@ -1,4 +1,4 @@
-import type { SignalName } from '../../platform/types.js';
+import type { GroupLeaver, SignalName } from '../../platform/types.js';
 import type { CommandExit } from './values.js';
 
 // How the engine's log lines say things.
@@ -22,4 +22,13 @@ export function describePm2Effect(signal: SignalName, pm2Kill: boolean, apps: st
   if (stops) return apps.length > 0 ? `, which stops ${apps.join(', ')}` : '';
   const reopens = signal === 'SIGUSR2' ? ", which reopens pm2's logs" : '';
   return `${reopens}${apps.length > 0 ? '; its apps are not signalled' : ''}`;
+}
+
+/** A member found outside its group right after the group's send, as -v says it (see leaverHad, continuity.ts). */
+export function describeLeaver(leaver: GroupLeaver, signal: SignalName, missed: boolean): string {
+  const { info, pgid } = leaver;
+  const left = `pid ${info.pid} left group ${info.pgid} for group ${pgid}`;
+  if (missed) return `${left} before ${signal} went to ${info.pgid} (not pending, no handler: it would have ended it)`;
+  const unsure = 'not pending; a handler or a mask: it may have had it';
+  return `${left} around ${signal}'s send to ${info.pgid} (${unsure}): counted as reached`;
 }

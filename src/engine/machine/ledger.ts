@@ -1,5 +1,5 @@
-import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
-import { hadIt, plannedSend, sentAsGroups, type GroupSend } from './continuity.js';
+import type { GroupLeaver, ProcessInfo, SignalName } from '../../platform/types.js';
+import { hadIt, leaverHad, plannedSend, sentAsGroups, type GroupSend, type GroupSent } from './continuity.js';
 
 // The stop's ledger: who has had the stop signal, so that none gets it twice. Pure, part of the state (Stop).
 
@@ -87,7 +87,8 @@ export interface RoundRoute<D extends Daemon> {
 /**
  * What one stop round sends: the stop signal to `fresh`, pm2's stop to
  * `pm2Kill`, a stop signal received again to `again`, then SIGCONT to `cont`
- * (stopped, they could not act on it); `held`: relayers left out, said once.
+ * (stopped, they could not act on it), and to `pm2Cont` once pm2's stop is
+ * under way; `held`: relayers left out, said once.
  */
 export interface Round<D extends Daemon> {
   readonly ledger: Ledger;
@@ -95,6 +96,7 @@ export interface Round<D extends Daemon> {
   readonly pm2Kill: D[];
   readonly again: { signal: SignalName; targets: Target[] } | undefined;
   readonly cont: ProcessInfo[];
+  readonly pm2Cont: ProcessInfo[];
   readonly held: ProcessInfo[];
 }
 
@@ -113,9 +115,9 @@ export function stopRound<D extends Daemon>(
 ): Round<D> {
   const taken = take(ledger, route, alive);
   const pm2Waits = pm2KillHeld(route, exited);
-  const pm2 = pm2Waits ? { ledger: taken.ledger, fresh: [] } : takePm2(taken.ledger, route, alive);
+  const pm2 = pm2Waits ? { ledger: taken.ledger, fresh: [], via: NONE } : takePm2(taken.ledger, route, alive);
   const { fresh: pm2Kill } = pm2;
-  const { ledger: after, cont } = continueStopped(pm2.ledger, alive);
+  const { ledger: after, cont, pm2Cont } = continueStopped(pm2.ledger, alive, pm2.via);
   const reached = again === undefined ? [] : reachedOf(after, route.targets);
   return {
     ledger: after,
@@ -123,24 +125,40 @@ export function stopRound<D extends Daemon>(
     pm2Kill,
     again: again !== undefined && reached.length > 0 ? { signal: again, targets: reached } : undefined,
     cont,
+    pm2Cont,
     held: taken.held,
   };
 }
 
-/** The delivery of a round said which planned groups went as groups, and when: see continuity.ts. */
-export function roundSent(
-  ledger: Ledger,
-  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
-): Ledger {
-  return { ...ledger, sent: sentAsGroups(ledger.sent, groups) };
+/** Members found outside their group right after its send: those not reached after all, those it cannot tell. */
+export type Leavers = { readonly missed: GroupLeaver[]; readonly unsure: GroupLeaver[] };
+
+/**
+ * The delivery of a round said which planned groups went as groups, and when (see continuity.ts), and which
+ * members planned for each were outside it right after: one that left before the send (leaverHad: `missed`) is not
+ * reached after all; one it cannot tell stays reached.
+ */
+export function roundSent(ledger: Ledger, groups: readonly GroupSent[], signal: SignalName) {
+  const leavers: Leavers = { missed: [], unsure: [] };
+  for (const group of groups)
+    for (const leaver of group.left ?? []) {
+      const verdict = leaverHad(leaver, signal);
+      if (verdict === 'missed' || verdict === 'unsure') leavers[verdict].push(leaver);
+    }
+  const sent = sentAsGroups(ledger.sent, groups);
+  if (leavers.missed.length === 0) return { ledger: { ...ledger, sent }, leavers };
+  const reached = new Set(ledger.reached);
+  for (const { info } of leavers.missed) reached.delete(processKey(info));
+  return { ledger: { ...ledger, sent, reached }, leavers };
 }
 
 /**
  * The part of `targets` not sent the stop signal yet, now counted as sent.
  * Not sent: a process that had it as a member of a group sent it (continuity.ts);
  * a process that joined a reached group since (forked by a member: a cleanup
- * helper, a trap's `pm2 kill`), which is its parent's while that lives; a
- * relayer whose child has it (relayersHeld).
+ * helper, a trap's `pm2 kill`, a child a relayer left out started since),
+ * which is its parent's while that lives; a relayer whose child has it
+ * (relayersHeld). A group with a relayer in it goes member by member.
  */
 function take(
   ledger: Ledger,
@@ -157,7 +175,10 @@ function take(
       if (ledger.sent.length > 0 && hadIt(ledger.sent, info, byPid)) had.push(info);
       else left.push(info);
     }
-    return left.length === members.length ? [target] : left.map((process): Target => ({ kind: 'process', process }));
+    // A relayer goes alone: a send to its group would also reach a child it forked since the look (tsx watch
+    // restarting its app), which it relays to.
+    const whole = left.length === members.length && !members.some((info) => route.relayers.has(processKey(info)));
+    return whole ? [target] : left.map((process): Target => ({ kind: 'process', process }));
   });
   // Forked into a reached group since, its parent alive; never a relayer left out (it was there all along).
   const parents = (info: ProcessInfo) =>
@@ -209,28 +230,44 @@ function relayersHeld(
   );
 }
 
-/** Stopped processes (SIGSTOP, job control, a debugger) get SIGCONT after the stop signal, once each: systemd's way. */
-function continueStopped(ledger: Ledger, alive: readonly ProcessInfo[]): { ledger: Ledger; cont: ProcessInfo[] } {
-  const cont = alive.filter(
-    (info) => (info.state === 'T' || info.state === 't') && !ledger.continued.has(processKey(info)),
-  );
-  if (cont.length === 0) return { ledger, cont };
-  return { ledger: { ...ledger, continued: new Set([...ledger.continued, ...cont.map(processKey)]) }, cont };
+/**
+ * Stopped processes (SIGSTOP, job control, a debugger) that have had the stop signal get SIGCONT after it, once
+ * each (systemd's way): those gsup sent it, in this round or before (or that had it through their group); what
+ * pm2 is told to stop in this round only once it has been told (`pm2Cont`). Others stopped are left as they are.
+ */
+function continueStopped(ledger: Ledger, alive: readonly ProcessInfo[], viaPm2: ReadonlySet<string>) {
+  const cont: ProcessInfo[] = [];
+  const pm2Cont: ProcessInfo[] = [];
+  for (const info of alive) {
+    const key = processKey(info);
+    if ((info.state !== 'T' && info.state !== 't') || !ledger.reached.has(key) || ledger.continued.has(key)) continue;
+    (viaPm2.has(key) ? pm2Cont : cont).push(info);
+  }
+  if (cont.length === 0 && pm2Cont.length === 0) return { ledger, cont, pm2Cont };
+  const continued = new Set(ledger.continued);
+  for (const info of [...cont, ...pm2Cont]) continued.add(processKey(info));
+  return { ledger: { ...ledger, continued }, cont, pm2Cont };
 }
 
-/** The pm2 God daemons not yet stopped through pm2; what they run counts as reached. */
+const NONE: ReadonlySet<string> = new Set();
+
+/** The pm2 God daemons not yet stopped through pm2; what they run counts as reached (`via`: newly so). */
 function takePm2<D extends Daemon>(
   ledger: Ledger,
   route: Pick<RoundRoute<D>, 'pm2Kill' | 'managed'>,
   alive: readonly ProcessInfo[],
-): { ledger: Ledger; fresh: D[] } {
+): { ledger: Ledger; fresh: D[]; via: ReadonlySet<string> } {
   const fresh = route.pm2Kill.filter((manager) => !ledger.pm2Killed.has(manager.info.pid));
-  if (fresh.length === 0) return { ledger, fresh };
+  if (fresh.length === 0) return { ledger, fresh, via: NONE };
   const pm2Killed = new Set(ledger.pm2Killed);
   for (const manager of fresh) pm2Killed.add(manager.info.pid);
   const reached = new Set(ledger.reached);
-  for (const info of alive) if (route.managed.has(info.pid)) reached.add(processKey(info));
-  return { ledger: { ...ledger, reached, pm2Killed }, fresh };
+  const via = new Set<string>();
+  for (const info of alive) {
+    const key = processKey(info);
+    if (route.managed.has(info.pid) && !reached.has(key)) (reached.add(key), via.add(key));
+  }
+  return { ledger: { ...ledger, reached, pm2Killed }, fresh, via };
 }
 
 /** The part of `targets` already sent the stop signal (a stop signal received again goes to them). */

@@ -1,5 +1,6 @@
 import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
-import { formatDuration } from './format.js';
+import { describeLeaver, formatDuration } from './format.js';
+import type { Leavers } from './ledger.js';
 import { shutOpen } from './held.js';
 import { watchTakes } from './untaken.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
@@ -121,4 +122,17 @@ function diedOf(exit: CommandExit, signal: SignalName, facts: Facts): boolean {
 export function behindWrapper(behind: Behind | undefined, exit: CommandExit, facts: Facts): CommandExit | undefined {
   if (!behind?.wrapper || !diedOf(exit, behind.signal, facts)) return undefined;
   return behind.failure ?? (behind.zero ? { code: 0, signal: null } : undefined);
+}
+
+/** At -v: the members found outside their group right after its send, and what the ledger made of them. */
+export function sayLeavers({ missed, unsure }: Leavers, signal: SignalName, out: Out): void {
+  for (const leaver of [...missed, ...unsure]) {
+    const fields = {
+      pid: leaver.info.pid,
+      pgid: leaver.info.pgid,
+      now: leaver.pgid,
+      reached: !missed.includes(leaver),
+    };
+    log(out, 'info', 'left-group', describeLeaver(leaver, signal, missed.includes(leaver)), fields);
+  }
 }

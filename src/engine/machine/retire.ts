@@ -1,7 +1,8 @@
-import type { SendMoment, SignalName } from '../../platform/types.js';
+import type { SignalName } from '../../platform/types.js';
+import type { GroupSent } from './continuity.js';
 import { formatDuration } from './format.js';
 import { EMPTY_LEDGER, roundSent as ledgerSent, stopRound, type Ledger } from './ledger.js';
-import { log } from './outcomes.js';
+import { log, sayLeavers } from './outcomes.js';
 import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
 import type { Retiring, RetireCause, Run } from './run.js';
 import type { Facts, Input, Out, State, Stop, Tally } from './state.js';
@@ -114,7 +115,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
   const route = input.retireRoute;
   if (route) {
     const round = stopRound(retiring.ledger, route, part.alive, undefined, retiring.exit !== undefined);
-    const { fresh: targets, pm2Kill, cont, held } = round;
+    const { fresh: targets, pm2Kill, cont, pm2Cont, held } = round;
     const { signal } = retiring;
     const run = retiring.run.id;
     out.push({
@@ -127,6 +128,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
       pm2Kill,
       again: undefined,
       cont,
+      pm2Cont,
       held,
     });
     retiring = { ...retiring, ledger: round.ledger };
@@ -154,14 +156,12 @@ export function retireWithTree<S extends State>(state: S, out: Out): S {
 }
 
 /** What a retiring run's round sent as whole groups, and when: its own ledger keeps it (see continuity.ts). */
-export function retireSent(
-  state: State,
-  run: number,
-  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
-): State {
+export function retireSent(state: State, run: number, groups: readonly GroupSent[], out: Out): State {
   const retiring = retiringOf(state.tally);
   if (!retiring || retiring.run.id !== run) return state;
-  return withRetiring(state, { ...retiring, ledger: ledgerSent(retiring.ledger, groups) });
+  const { ledger, leavers } = ledgerSent(retiring.ledger, groups, retiring.signal);
+  sayLeavers(leavers, retiring.signal, out);
+  return withRetiring(state, { ...retiring, ledger });
 }
 
 /** 4. Its own kill timeout: SIGKILL for its command's group now, then for its part of each look until none is left. */

@@ -1,4 +1,5 @@
-import type { ProcessInfo, SendMoment, SignalName } from '../../platform/types.js';
+import type { ProcessInfo, SignalName } from '../../platform/types.js';
+import type { GroupSent } from './continuity.js';
 import type { OnExitPolicy } from './on-exit.js';
 import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
 import type { Ledger, Target } from './ledger.js';
@@ -193,10 +194,11 @@ export type Input =
       retireRoute?: Route;
     }
   /**
-   * What a stop round's delivery sent as whole groups, each with its moment (read right before its send); `run`:
-   * the round was a retiring run's (its own ledger), else the stop's.
+   * What a stop round's delivery sent as whole groups, each with its moment (read around its send) and the
+   * members planned for it found outside it right after; `run`: the round was a retiring run's (its own ledger),
+   * else the stop's.
    */
-  | { kind: 'round-sent'; run?: number; groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }> }
+  | { kind: 'round-sent'; run?: number; groups: readonly GroupSent[] }
   /** The reload signal (--reload-signal) was received. */
   | { kind: 'reload'; reason: string }
   | { kind: 'timer'; name: TimerName }
@@ -239,7 +241,8 @@ export type Effect =
   | { kind: 'count-seen'; snapshot: Snapshot }
   /**
    * On this look: the stop signal to `targets` (the roots not reached yet), pm2's stop to `pm2Kill`, `again`;
-   * then SIGCONT to `cont` (stopped). `held`: relayers left out, said in the log.
+   * then SIGCONT to `cont` (stopped, and had the stop signal), and to `pm2Cont` once pm2's stop is under way.
+   * `held`: relayers left out, said in the log.
    */
   | {
       kind: 'stop-round';
@@ -253,6 +256,7 @@ export type Effect =
       /** A stop signal received again, to everyone the stop signal reached. */
       again: { signal: SignalName; targets: Target[] } | undefined;
       cont: ProcessInfo[];
+      pm2Cont: ProcessInfo[];
       held: ProcessInfo[];
     }
   /**

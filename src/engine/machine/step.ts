@@ -49,7 +49,7 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'looked':
       return looked(retireLooked(heldLooked(state, input.snapshot, out), input, facts, out), input, facts, out);
     case 'round-sent':
-      return roundSent(state, input.run, input.groups);
+      return roundSent(state, input.run, input.groups, out);
     case 'reload':
       return reloadSignal(state, input.reason, facts, out);
     case 'timer':
@@ -135,7 +135,7 @@ function stopRoundOn(state: In<'stopping'>, input: Extract<Input, { kind: 'looke
   const { snapshot: look, route } = input;
   if (route) {
     const round = stopRound(stop.ledger, route, look.alive, stop.again, state.exit !== undefined);
-    const { fresh: targets, pm2Kill, again, cont, held } = round;
+    const { fresh: targets, pm2Kill, again, cont, pm2Cont, held } = round;
     const { signal } = stop;
     out.push({
       kind: 'stop-round',
@@ -147,6 +147,7 @@ function stopRoundOn(state: In<'stopping'>, input: Extract<Input, { kind: 'looke
       pm2Kill,
       again,
       cont,
+      pm2Cont,
       held,
     });
     state = { ...state, stop: { ...stop, ledger: round.ledger, again: undefined } };

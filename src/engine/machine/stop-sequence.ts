@@ -1,7 +1,8 @@
-import type { SendMoment, SignalName } from '../../platform/types.js';
+import type { SignalName } from '../../platform/types.js';
+import type { GroupSent } from './continuity.js';
 import { formatDuration } from './format.js';
 import { EMPTY_LEDGER, roundSent as ledgerSent } from './ledger.js';
-import { afterUnhealthy, enterRestart, ending, finish, log, watchBehind } from './outcomes.js';
+import { afterUnhealthy, enterRestart, ending, finish, log, sayLeavers, watchBehind } from './outcomes.js';
 import { foldNext } from './reload.js';
 import { retireSent, retireWithTree, takeOverRetiring } from './retire.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
@@ -130,14 +131,12 @@ export function stopRoundSignal(state: State): SignalName | undefined {
  * 2. What a round's delivery sent as whole groups, and when: the ledger keeps it (who was in such a group then has
  * had the stop signal). Comes right after the round, before any other look.
  */
-export function roundSent(
-  state: State,
-  run: number | undefined,
-  groups: ReadonlyArray<{ pgid: number; moment: SendMoment | undefined }>,
-): State {
-  if (run !== undefined) return retireSent(state, run, groups);
+export function roundSent(state: State, run: number | undefined, groups: readonly GroupSent[], out: Out): State {
+  if (run !== undefined) return retireSent(state, run, groups, out);
   if (state.phase !== 'stopping' && state.phase !== 'killing') return state;
-  return { ...state, stop: { ...state.stop, ledger: ledgerSent(state.stop.ledger, groups) } };
+  const { ledger, leavers } = ledgerSent(state.stop.ledger, groups, state.stop.signal);
+  sayLeavers(leavers, state.stop.signal, out);
+  return { ...state, stop: { ...state.stop, ledger } };
 }
 
 /**

@@ -15,18 +15,22 @@ const NODE = /^node(js)?(\d[\d.]*)?$/;
 const RUNTIMES = new Set(['pm2-runtime', 'pm2-docker']);
 
 /**
- * The program a command line runs, by its base name: the script of
- * `node [options] script …`, else the executable itself. Words are split at
- * spaces (a path with one is not recognised: never wrongly).
+ * A command line as `node [options] script …` reads: whether node runs it,
+ * node's options before the script, and the program (the script, else the
+ * executable itself). Words are split at spaces (a path with one is not
+ * recognised: never wrongly).
  */
-export function programOf(commandLine: string): string {
+export function programWords(commandLine: string): { node: boolean; options: string[]; program: string } {
   const words = commandLine.split(' ');
-  let index = 0;
-  if (NODE.test(basename(words[0]))) {
-    index = 1;
-    while (index < words.length && words[index].startsWith('-')) index++;
-  }
-  return basename(words[index] ?? '');
+  const node = NODE.test(basename(words[0]));
+  let index = node ? 1 : 0;
+  if (node) while (index < words.length && words[index].startsWith('-')) index++;
+  return { node, options: node ? words.slice(1, index) : [], program: words[index] ?? '' };
+}
+
+/** The program a command line runs, by its base name (see programWords). */
+export function programOf(commandLine: string): string {
+  return basename(programWords(commandLine).program);
 }
 
 /** Does this argv run the pm2 CLI (`pm2 …`, `node …/pm2 …`)? */

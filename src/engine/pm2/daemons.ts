@@ -198,13 +198,15 @@ export class Pm2Supervision {
     return { targets: routed, pm2Kill, managed, runs };
   }
 
-  /** At -v: what each manager was sent (those in `sent`; all by default), and what it does with it. */
+  /**
+   * At -v: what each manager was sent (those in `sent`; all by default), and what it does with it; a God daemon
+   * stopped through pm2, as stop() did it (`killed`: with `pm2 kill`, or the signal to it alone).
+   */
   announce(route: Pm2Route, signal: SignalName, how: AnnounceHow): void {
     if (!this.logger.enabled('info')) return;
     for (const [manager, apps] of route.runs) {
       if (how.sent && !how.sent(manager)) continue;
-      // As planned: a daemon no longer proven at the send is said again, by stop().
-      const pm2Kill = route.pm2Kill.includes(manager) && this.pm2Kills(manager);
+      const pm2Kill = route.pm2Kill.includes(manager) && (how.killed?.(manager) ?? false);
       const kind = manager.kind === 'daemon' ? 'God daemon' : 'runtime';
       const to = `pm2 ${kind} ${manager.info.pid}${pm2Kill ? ' (pm2 kill)' : ''}`;
       const named = apps.map((pid) => `${pid} (${this.tree.lines.describePid(pid)})`);
@@ -214,19 +216,15 @@ export class Pm2Supervision {
     }
   }
 
-  /** Is this manager stopped with `pm2 kill` (a God daemon proven at the look, and a CLI)? */
-  private pm2Kills(manager: Pm2Manager): boolean {
-    return manager.proof !== undefined && 'path' in this.cli;
-  }
-
   /**
    * The stop of a God daemon: `pm2 kill` (a helper of gsup's, part of the
    * tree the stop waits for, run as the daemon's user) once it is proven
    * gsup's again, now; else (not proven, no CLI, it ended, or the pid file
    * names another) `signal` to the daemon alone, through its identity: pm2
-   * then stops its apps, each once. Said at the default level.
+   * then stops its apps, each once. Said at the default level. True when it
+   * ran `pm2 kill` (which may still fail: then the signal goes alone, said so).
    */
-  async stop(manager: Pm2Manager, signal: SignalName, children: Children): Promise<void> {
+  async stop(manager: Pm2Manager, signal: SignalName, children: Children): Promise<boolean> {
     const { info, proof } = manager;
     const alone = (why: string) => {
       this.platform.signalProcesses([info], signal);
@@ -234,6 +232,7 @@ export class Pm2Supervision {
         `pm2 God daemon ${info.pid}: ${signal} to it alone, no pm2 kill (${why}); ` +
         'pm2 stops its apps one after another';
       this.once(`stop:${processKey(info)}`, 'pm2-stop', message, { pid: info.pid, signal, reason: why }, 'warn');
+      return false;
     };
     try {
       if (!proof) return alone(`not proven gsup's: ${manager.why ?? 'unknown'}`);
@@ -247,8 +246,10 @@ export class Pm2Supervision {
       this.killed.add(processKey(info));
       const fields = { pid: info.pid, signal, home: proof.home, from: proof.from, user: proof.user };
       this.logger.notice('pm2-stop', `pm2 God daemon ${info.pid}: pm2 kill (${describeProof(proof)})`, fields);
+      return true;
     } catch (error) {
       this.logger.warn('pm2-kill-failed', `pm2 kill failed: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
     }
   }
 
@@ -265,5 +266,12 @@ function describeProof({ home, from, user }: Pm2Proof): string {
   return `PM2_HOME ${home} from ${source} environment${user ? `, as uid ${user.uid} gid ${user.gid}` : ''}`;
 }
 
-/** Which managers were sent the signal (all by default), and the signal a rule rewrote into it. */
-type AnnounceHow = { sent?: (manager: Pm2Manager) => boolean; received?: SignalName };
+/**
+ * Which managers were sent the signal (all by default), which God daemons `pm2 kill` stopped (none by default),
+ * and the signal a rule rewrote into it.
+ */
+type AnnounceHow = {
+  sent?: (manager: Pm2Manager) => boolean;
+  killed?: (manager: Pm2Manager) => boolean;
+  received?: SignalName;
+};

@@ -235,7 +235,10 @@ class Supervisor implements Shell {
       // A restart while a run retires beside (a reload's old run): its part of each look is still told apart.
       this.parts.tree.setCommand(pid, id, current, current ? this.beside?.id : undefined);
     }
-    run.spawned.exited.then((exit) => this.queue.push({ kind: 'command-exit', run: run.id, exit }));
+    run.spawned.exited.then((exit) => {
+      if (pid !== undefined) this.parts.tree.wasReaped(pid); // Node reaped it: its pid may name another process now
+      this.queue.push({ kind: 'command-exit', run: run.id, exit });
+    });
     return run;
   }
 

@@ -13,7 +13,7 @@ import type { Effect, Input, State } from '../machine/step.js';
 import { stopRoundSignal } from '../machine/stop-sequence.js';
 import { partOf, retireRoundSignal } from '../machine/retire.js';
 import { runsPm2Cli } from '../pm2/daemons.js';
-import { logTreeChanges } from '../tree/tree.js';
+import { logTreeChanges } from '../tree/changes.js';
 import { messageOf } from './event-loop.js';
 import type { SignalIntake } from './intake.js';
 import type { LostChildWatch } from './lost-child.js';

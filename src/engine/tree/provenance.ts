@@ -110,7 +110,9 @@ export class Provenance {
     const unreadable: Array<{ info: ProcessInfo; why: string }> = [];
     toRead.forEach((info, index) => {
       const mark = marks[index];
-      if (mark.kind === 'pending') judged.pending.add(info.pid);
+      // Gone since the look listed it (a daemon's first fork, exiting): what it left comes to gsup unjudged, so the
+      // tree's meanwhile, and judged at the next look.
+      if (mark.kind === 'pending' || mark.kind === 'gone') judged.pending.add(info.pid);
       else if (mark.kind === 'ours') judge(info, true, 'mark', mark.run);
       else if (mark.kind === 'absent') judge(info, false, 'absent');
       else if (mark.kind === 'unreadable') unreadable.push({ info, why: mark.why });
@@ -220,7 +222,7 @@ export class Provenance {
       case 'unreadable':
         return { kind: 'unreadable', why: result.why };
       case 'gone':
-        return GONE; // a zombie by now: no judgment needed
+        return GONE; // gone since the look listed it: no judgment, and nothing known of what it left
       default:
         return PENDING; // failed for now (no fd left): read again at the next look
     }
@@ -252,13 +254,20 @@ export function sayJudgment(judgment: Judgment, name: string): string {
 const SAID: Record<Judgment['why'], (detail?: string) => string> = {
   mark: (run) => `reparented to gsup, it carries the mark of run ${run}`,
   absent: () => 'reparented to gsup without the mark of its runs (read: absent)',
-  unreadable: (errno) =>
-    `reparented to gsup, its mark cannot be read (${errno}: another user's, and gsup lacks CAP_SYS_PTRACE), ` +
-    'and nothing shows it is not',
+  unreadable: (why = '') =>
+    /^E[A-Z]+$/.test(why)
+      ? `reparented to gsup, its mark cannot be read (${why}: another user's, and gsup lacks CAP_SYS_PTRACE), ` +
+        'and nothing shows it is not'
+      : `reparented to gsup, its mark cannot be read (its environment ${why}: a daemon that sets its title, ` +
+        "as perl's $0, nginx or setproctitle do), and nothing shows it is not",
   before: () => 'reparented to gsup, it started before gsup first started anything',
   session: (detail) => {
     const [errno, leader] = (detail ?? '').split('; ');
     return `its mark cannot be read (${errno}), and it is in the session of ${leader}, which is not the tree's`;
   },
-  own: () => "gsup's own child from before its first spawn (a preload's): never waited for, nor its status taken",
+  own: (from) =>
+    from
+      ? `started by ${from}, gsup's own child from before its first spawn (a preload's): never waited for, nor its ` +
+        'status taken'
+      : "gsup's own child from before its first spawn (a preload's): never waited for, nor its status taken",
 };

@@ -6,6 +6,8 @@ interface RunCommand {
   readonly pid: number;
   readonly spawnedAt: number;
   info: ProcessInfo | undefined;
+  /** gsup reaped it: its pid and session id name no run's command any more. */
+  reaped?: boolean;
 }
 
 /** What a look gives the attribution: its members, every process by pid and by parent, and its judgments. */
@@ -40,10 +42,18 @@ export class RunAttribution {
     this.runs.set(run, { pid, spawnedAt, info: undefined });
   }
 
-  /** Its command, as read after its spawn (and as each look sees it, alive). */
-  commandRead(run: number, info: ProcessInfo): void {
+  /** Its command, as read after its spawn (and as each look sees it, alive); false once reaped (read too late). */
+  commandRead(run: number, info: ProcessInfo): boolean {
     const entry = this.runs.get(run);
-    if (entry && entry.pid === info.pid) entry.info = info;
+    if (!entry || entry.pid !== info.pid || entry.reaped) return false;
+    entry.info = info;
+    return true;
+  }
+
+  /** gsup reaped this pid: a run's command by it is gone, and what holds it next is no run's by that. */
+  reaped(pid: number): void {
+    for (const entry of this.runs.values()) if (entry.pid === pid) entry.reaped = true;
+    this.known.delete(pid);
   }
 
   /** The runs that still live; the others are forgotten. */
@@ -73,7 +83,7 @@ export class RunAttribution {
   commands(byPid: ReadonlyMap<number, ProcessInfo>): ProcessInfo[] {
     const found: ProcessInfo[] = [];
     for (const entry of this.runs.values()) {
-      const now = entry.info && byPid.get(entry.pid);
+      const now = entry.info && !entry.reaped && byPid.get(entry.pid);
       if (!now || now.startTime !== entry.info!.startTime) continue;
       if (isAlive(now)) entry.info = now;
       found.push(entry.info!);
@@ -92,7 +102,7 @@ export class RunAttribution {
       if (known?.startTime === info.startTime) runOf.set(info.pid, known.run);
     }
     for (const [run, entry] of this.runs) {
-      const info = entry.info && members.get(entry.pid);
+      const info = entry.info && !entry.reaped && members.get(entry.pid);
       if (info && info.startTime === entry.info!.startTime && !runOf.has(info.pid)) runOf.set(info.pid, run);
     }
     for (const judgment of seen.judgments) {
@@ -123,7 +133,7 @@ export class RunAttribution {
   /** The run whose command leads this process's session, when that command is alive and started first. */
   private sessionOf(info: ProcessInfo, byPid: ReadonlyMap<number, ProcessInfo>): number | undefined {
     for (const [run, entry] of this.runs) {
-      const command = entry.info;
+      const command = !entry.reaped && entry.info;
       if (!command || command.sid !== command.pid || info.sid !== command.sid) continue;
       if (byPid.get(command.pid)?.startTime === command.startTime && info.startTime >= command.startTime) return run;
     }

@@ -1,8 +1,9 @@
-import type { Logger } from '../../log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
-import { sayJudgment, type Provenance } from './provenance.js';
+import type { Provenance } from './provenance.js';
 import { CommandLines } from './command-lines.js';
+import { OwnBefore } from './own-before.js';
 import { ProbeGroups } from './probe-groups.js';
+import { ReapedPids } from './reaped.js';
 import { RunAttribution } from './runs.js';
 import type { Snapshot, Judgment } from '../machine/values.js';
 
@@ -43,8 +44,10 @@ export class ProcessTree {
   readonly probes: ProbeGroups;
   /** Which run each member is of, while two live (a reload). */
   private readonly runs: RunAttribution;
-  /** gsup's own children from before its first spawn (a preload's, in gsup's first image): pid → start time, said. */
-  private readonly before = new Map<number, { startTime: number; said: boolean }>();
+  /** gsup's own children from before its first spawn (a preload's, in gsup's first image), and what they start. */
+  private readonly before = new OwnBefore();
+  /** The pids gsup reaped: until a look has seen past the reap, what holds one is not what was known by it. */
+  private readonly reaped = new ReapedPids();
   private last: Promise<unknown> = Promise.resolve();
   /** The command lines of its processes, read ahead off the loop. */
   readonly lines: CommandLines;
@@ -99,9 +102,10 @@ export class ProcessTree {
   }
 
   private async readCommand(pid: number, run: number): Promise<ProcessInfo | undefined> {
-    const info = await this.platform.processInfo(pid);
+    const read = await this.platform.processInfo(pid);
+    // Read after gsup reaped it, the pid names another process (or none).
+    const info = read && this.runs.commandRead(run, read) ? read : undefined;
     if (info) {
-      this.runs.commandRead(run, info);
       if (run === this.current) this.command = info;
       this.known.set(pid, info.startTime);
       void this.lines.learn([info]); // whether it is a pm2 manager: known before the first forward needs it
@@ -115,20 +119,23 @@ export class ProcessTree {
     const read = async () => {
       for (const pid of pids) {
         const info = await this.platform.processInfo(pid);
-        if (info?.ppid === this.rootPid) this.before.set(pid, { startTime: info.startTime, said: false });
+        if (info?.ppid === this.rootPid) this.before.note(info);
       }
     };
     this.last = this.last.then(read, read);
   }
 
-  private gsupsOwn(info: ProcessInfo): boolean {
-    return this.before.get(info.pid)?.startTime === info.startTime;
-  }
-
   /** A child of gsup was reaped: true when it was none of the tree's (its status is not the tree's either). */
   reapedApart(pid: number): boolean {
-    const own = this.before.delete(pid);
+    this.wasReaped(pid);
+    const own = this.before.reaped(pid);
     return (this.origin?.provenance.reaped(pid) ?? false) || own;
+  }
+
+  /** gsup reaped this pid (the command's, or an orphan's): whatever holds it next is a new process. */
+  wasReaped(pid: number): void {
+    this.reaped.add(pid);
+    this.runs.reaped(pid);
   }
 
   /** Take a process that is not a descendant (a God daemon found by its pid file) into the tree. */
@@ -147,6 +154,13 @@ export class ProcessTree {
   }
 
   private async lookNow(): Promise<Snapshot> {
+    const look = this.reaped.begin();
+    const snapshot = await this.lookAt(look);
+    this.reaped.end(look);
+    return snapshot;
+  }
+
+  private async lookAt(look: number): Promise<Snapshot> {
     const all = await this.platform.listProcesses();
     const byPid = new Map<number, ProcessInfo>();
     const children = new Map<number, ProcessInfo[]>();
@@ -158,12 +172,15 @@ export class ProcessTree {
     }
 
     this.probes.forgetGone(byPid, groups);
+    this.before.follow(children, byPid);
 
-    const { own, pending, judgments } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid);
+    // What this look can take for a process known before: the same pid and start time, the pid not reaped since.
+    const same = (pid: number, startTime: number) => this.known.get(pid) === startTime && !this.reaped.gone(pid, look);
+    const { own, pending, judgments } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid, same);
     const roots: ProcessInfo[] = [...own];
     for (const [pid, startTime] of this.known) {
       const info = byPid.get(pid);
-      if (info && info.startTime === startTime) roots.push(info);
+      if (info && info.startTime === startTime && !this.reaped.gone(pid, look)) roots.push(info);
     }
     // Each run's command as it is now (its name changes with an exec, or npm's title). Its session id counts only
     // while its leader is the command seen (alive or unreaped): after that the number names nothing.
@@ -196,12 +213,12 @@ export class ProcessTree {
     const alive = members.filter(isAlive);
     const joined: ProcessInfo[] = [];
     for (const info of alive) {
-      if (this.known.get(info.pid) !== info.startTime && !tentative.has(info)) joined.push(info);
+      if (!same(info.pid, info.startTime) && !tentative.has(info)) joined.push(info);
     }
     const left: number[] = [];
     const stays = (startTime: number, pid: number) => {
       const info = byPid.get(pid);
-      return info !== undefined && info.startTime === startTime && isAlive(info);
+      return info !== undefined && info.startTime === startTime && same(pid, startTime) && isAlive(info);
     };
     // A pid that a new process took (it joined) did not leave.
     const retaken = (pid: number) => joined.some((info) => info.pid === pid);
@@ -233,26 +250,28 @@ export class ProcessTree {
     return orphans.length === 0 ? undefined : origin.provenance.runMarks(orphans);
   }
 
-  /** gsup's children that are the tree's; those with no judgment yet; and the judgments new in this look. */
-  private async ownChildren(children: ProcessInfo[], byPid: ReadonlyMap<number, ProcessInfo>): Promise<Owned> {
-    const judgments: Judgment[] = [];
-    for (const info of children) {
-      const own = this.before.get(info.pid);
-      if (own?.startTime !== info.startTime || own.said) continue;
-      own.said = true;
-      judgments.push({ info, ours: false, why: 'own' });
-    }
-    const all = this.before.size > 0 ? children.filter((info) => !this.gsupsOwn(info)) : children;
+  /**
+   * gsup's children that are the tree's; those with no judgment yet; and the judgments new in this look. Not as
+   * PID 1 they are the tree's unjudged, unless gsup had children of its own before its first spawn: what those
+   * start comes to gsup (the subreaper) too, and one no look saw below them is judged as PID 1 judges.
+   */
+  private async ownChildren(
+    children: ProcessInfo[],
+    byPid: ReadonlyMap<number, ProcessInfo>,
+    same: (pid: number, startTime: number) => boolean,
+  ): Promise<Owned> {
+    const judgments = this.before.judge(children);
+    const all = this.before.had ? children.filter((info) => !this.before.owns(info)) : children;
     const origin = this.origin;
-    if (!origin?.strict) return { own: all, pending: [], judgments };
+    if (!origin || (!origin.strict && !this.before.had)) return { own: all, pending: [], judgments };
     const seen = (info: ProcessInfo) =>
-      this.known.get(info.pid) === info.startTime || origin.nodeChildren.has(info.pid) || this.probes.running(info.pid);
+      same(info.pid, info.startTime) || origin.nodeChildren.has(info.pid) || this.probes.running(info.pid);
     // A zombie has no environment left to read: reaped, it needs no judgment.
     const unseen = all.filter((info) => !seen(info) && isAlive(info));
     if (unseen.length === 0) return { own: all.filter(seen), pending: [], judgments };
     const known = {
       member: (info: ProcessInfo) => info.pid === this.rootPid || seen(info),
-      apart: (info: ProcessInfo) => this.gsupsOwn(info),
+      apart: (info: ProcessInfo) => this.before.owns(info),
     };
     const { ours, pending, fresh } = await origin.provenance.judge(unseen, byPid, known);
     judgments.push(...fresh);
@@ -271,19 +290,4 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
-}
-
-/** At -v: who joined and who left the tree since the last look. */
-export function logTreeChanges(logger: Logger, tree: ProcessTree, snapshot: Snapshot): void {
-  for (const info of snapshot.joined) {
-    const fields = { pid: info.pid, ppid: info.ppid, pgid: info.pgid };
-    logger.info('tree-join', `pid ${info.pid} joined the tree (${tree.lines.describe(info)})`, fields);
-  }
-  for (const judgment of snapshot.judgments ?? []) {
-    const { info, ours, why, detail } = judgment;
-    const fields = { pid: info.pid, ours, why, detail };
-    logger.info(ours ? 'ours' : 'not-ours', sayJudgment(judgment, tree.lines.describe(info)), fields);
-  }
-  const left = snapshot.left.filter((pid) => !snapshot.leftCommands.includes(pid));
-  if (left.length > 0) logger.info('tree-leave', `pid ${left.join(', ')} left the tree`, { pids: left });
 }

@@ -8,6 +8,7 @@ import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from '
 import { trimMalloc, widenSignalPipe } from './native.js';
 import { environValue } from './environ.js';
 import { sendMoment } from './moment.js';
+import { leftGroup } from './leavers.js';
 import { processUser } from './credentials.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import {
@@ -194,6 +195,7 @@ export const linuxPlatform: Platform = {
     return signalIdentity(leader, signal, true);
   },
   sendMoment,
+  leftGroup,
   watchChildren: watchSigchld,
   adoptOrphans,
   askParentDeathSignal,

@@ -31,7 +31,7 @@ describe('send', () => {
     const sent = send(platform, [group], 'SIGHUP');
     expect(calls).toEqual(['group 500 SIGHUP']);
     expect(platform.kills).toEqual([{ pid: -500, signal: 'SIGHUP' }]);
-    expect(describeSent(sent)).toBe('group 500 (2)');
+    expect(describeSent(sent)).toBe('group 500'); // the kernel's count is not known: none said
     expect(sent.groups[0].moment).toBeUndefined(); // not asked for
   });
 
@@ -46,9 +46,20 @@ describe('send', () => {
     );
     const signalGroup = platform.signalGroup.bind(platform);
     platform.signalGroup = (leader, signal) => (order.push('send'), signalGroup(leader, signal));
+    // Then its planned members read again: one found outside the group (it left it, before the send or after).
+    const leaver = { info: member, pgid: 501, signal: undefined };
+    platform.leftGroup = (members, pgid, signal) => {
+      order.push(`left ${members.map((info) => info.pid).join(',')} ${pgid} ${signal}`);
+      return [leaver];
+    };
     const sent = send(platform, [group, { kind: 'process', process: member }], 'SIGTERM', true);
-    expect(order).toEqual(['moment', 'send', 'moment']);
-    expect(sent.groups).toEqual([{ pgid: 500, members: 2, moment: { tick: 43, lastPid: 502, pidMax: 32768 } }]);
+    expect(order).toEqual(['moment', 'send', 'moment', 'left 500,501 500 SIGTERM']);
+    const moment = { tick: 43, lastPid: 502, pidMax: 32768 };
+    expect(sent.groups).toEqual([{ pgid: 500, moment, left: [leaver] }]);
+    // A forward (no moments asked for) reads nothing after its sends.
+    order.length = 0;
+    expect(send(platform, [group], 'SIGHUP').groups).toEqual([{ pgid: 500, moment: undefined }]);
+    expect(order).toEqual(['send']);
   });
 
   it('a group whose leader is not among its members: each member, by its identity', () => {
@@ -85,7 +96,7 @@ describe('send', () => {
       'processes 800 SIGUSR1',
       'processes 700 SIGUSR1',
     ]);
-    expect(describeSent(sent)).toBe('group 500 (2), pid 600, pid 700'); // 800 was gone: not sent
+    expect(describeSent(sent)).toBe('group 500, pid 600, pid 700'); // 800 was gone: not sent
     calls.length = 0;
     send(platform, [], 'SIGUSR1');
     expect(calls).toEqual([]);

@@ -263,7 +263,7 @@ describe('group continuity: a member of a group sent the stop signal, there at t
     const inGroup = seen.filter((info) => info.pgid === 500);
     const first = stopRound(EMPTY_LEDGER, route([group(...inGroup)]), seen, undefined, false);
     expect(first.fresh).toEqual([group(...inGroup)]); // the whole group, as a group
-    return roundSent(first.ledger, sent === 'members' ? [] : [{ pgid: 500, moment: sent }]);
+    return roundSent(first.ledger, sent === 'members' ? [] : [{ pgid: 500, moment: sent }], 'SIGTERM').ledger;
   }
 
   const rows: Array<{
@@ -522,5 +522,100 @@ describe('stopped processes: SIGCONT after the stop signal, once each', () => {
     const { effects } = step(stopping, looked([stopped], 500, routeTo([one(stopped)])), facts());
     const round = effects.find((effect) => effect.kind === 'stop-round');
     expect(round).toMatchObject({ targets: [one(stopped)], cont: [stopped] });
+  });
+});
+
+describe('a relayer is signalled alone, and a child it starts during the stop is its own to relay to', () => {
+  // `gsup -- tsx watch app.ts`: tsx (10) leads the command's group; its app (11) in it.
+  const node = (pid: number, ppid: number): ProcessInfo => ({
+    pid,
+    ppid,
+    pgid: 10,
+    sid: 10,
+    state: 'S',
+    startTime: pid,
+    name: 'node',
+  });
+  const tsx = node(10, 1);
+  const app = node(11, 10);
+  const restarted = node(12, 10); // tsx watch restarted its app during the stop (a file changed)
+  const relaying = (targets: Target[]) => ({ ...route(targets), relayers: new Set([processKey(tsx)]) });
+  const first = stopRound(EMPTY_LEDGER, relaying([group(tsx, app)]), [tsx, app], undefined, false);
+
+  it('the first round: the app alone (a process, not its group), tsx left out', () => {
+    expect(first.fresh).toEqual([one(app)]);
+    expect(first.held).toEqual([tsx]);
+  });
+
+  it('its app gone: tsx alone, as a process (a send to its group would reach a child forked since the look)', () => {
+    const round = stopRound(first.ledger, relaying([group(tsx)]), [tsx], undefined, false);
+    expect(round.fresh).toEqual([one(tsx)]);
+  });
+
+  it('a child it started since: tsx gets the signal (it relays, and starts no other), the child nothing from gsup', () => {
+    const alive = [tsx, restarted];
+    const round = stopRound(first.ledger, relaying([group(tsx, restarted)]), alive, undefined, false);
+    expect(round.fresh).toEqual([one(tsx)]);
+    expect(round.held).toEqual([]);
+    // Nothing more, whoever is still there.
+    expect(stopRound(round.ledger, relaying([group(tsx, restarted)]), alive, undefined, false).fresh).toEqual([]);
+  });
+
+  it('with the old app still cleaning up beside the new one: tsx waits for the old app, then gets it alone', () => {
+    const alive = [tsx, app, restarted];
+    const round = stopRound(first.ledger, relaying([group(tsx, app, restarted)]), alive, undefined, false);
+    expect(round.fresh).toEqual([]); // the new child is tsx's to relay to; tsx, its old app's
+    const after = stopRound(round.ledger, relaying([group(tsx, restarted)]), [tsx, restarted], undefined, false);
+    expect(after.fresh).toEqual([one(tsx)]);
+  });
+});
+
+describe('SIGCONT only to who has had the stop signal, after it', () => {
+  const stopped = (info: ProcessInfo): ProcessInfo => ({ ...info, state: 'T' });
+  const parent = proc(500);
+  // A worker in a group of its own whose parent lives: the parent's to stop (not a root, not reached).
+  const worker = stopped(proc(510, 510, 500));
+
+  it('a stopped worker whose parent lives and owns its group: no SIGCONT (nothing told it to stop)', () => {
+    const round = stopRound(EMPTY_LEDGER, route([one(parent)]), [parent, worker], undefined, false);
+    expect(round.cont).toEqual([]);
+    // Its parent gone, it is a root: sent the stop signal, then SIGCONT.
+    const alone = stopRound(round.ledger, route([group(worker)]), [worker], undefined, false);
+    expect(keys(alone.fresh)).toEqual(keys([group(worker)]));
+    expect(alone.cont).toEqual([worker]);
+  });
+
+  it('a stopped member of a group sent as a group: SIGCONT, once', () => {
+    const member = stopped(proc(501, 500, 500));
+    const round = stopRound(EMPTY_LEDGER, route([group(parent, member)]), [parent, member], undefined, false);
+    expect(round.fresh).toEqual([group(parent, member)]);
+    expect(round.cont).toEqual([member]);
+  });
+
+  it('a stopped relayer left out: no SIGCONT until it is sent the signal itself', () => {
+    const tsx = stopped({ ...proc(10, 9, 9), name: 'node' });
+    const app = { ...proc(11, 9, 10), name: 'node' };
+    const relaying = (targets: Target[]) => ({ ...route(targets), relayers: new Set([processKey(tsx)]) });
+    const first = stopRound(EMPTY_LEDGER, relaying([group(tsx, app)]), [tsx, app], undefined, false);
+    expect(first.held).toEqual([tsx]);
+    expect(first.cont).toEqual([]);
+    const after = stopRound(first.ledger, relaying([group(tsx)]), [tsx], undefined, false);
+    expect(after.fresh).toEqual([one(tsx)]);
+    expect(after.cont).toEqual([tsx]);
+  });
+
+  it('pm2: what a God daemon stopped through pm2 runs gets SIGCONT only once pm2 has been told (pm2Cont)', () => {
+    const god = stopped(proc(700));
+    const app = stopped(proc(701, 701, 700));
+    const pm2 = { kill: [daemon(god)], managed: [700, 701] };
+    const round = stopRound(EMPTY_LEDGER, route([], pm2), [god, app], undefined, true);
+    expect(round.cont).toEqual([]);
+    expect(round.pm2Cont).toEqual([god, app]);
+    // Never again.
+    const next = stopRound(round.ledger, route([], pm2), [god, app], undefined, true);
+    expect([...next.cont, ...next.pm2Cont]).toEqual([]);
+    // While gsup's own pm2 stop waits for a command that runs on (its trap stops pm2): nothing, not even SIGCONT.
+    const waiting = stopRound(EMPTY_LEDGER, route([], { ...pm2, commandPid: 500 }), [god, app], undefined, false);
+    expect([...waiting.cont, ...waiting.pm2Cont]).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MARK_VARIABLE, Provenance } from '../../../src/engine/tree/provenance.js';
-import { ProcessTree, logTreeChanges } from '../../../src/engine/tree/tree.js';
+import { ProcessTree } from '../../../src/engine/tree/tree.js';
+import { logTreeChanges } from '../../../src/engine/tree/changes.js';
 import { Logger } from '../../../src/log.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 import type { Snapshot } from '../../../src/engine/machine/values.js';
@@ -246,6 +247,87 @@ describe('gsup’s own children from before its first spawn (a preload’s, in g
       expect(pids((await tree.look()).alive)).toEqual([5, 10]);
     },
   );
+});
+
+describe('an orphan gone between the look’s listing and its read (a daemon’s first fork, exiting)', () => {
+  it('is the tree’s meanwhile, with what it left: judged at the next look, the tree never taken for empty', async () => {
+    const { platform, nodeChildren, tree } = pid1Tree();
+    platform.add({ pid: 10, ppid: GSUP }); // the command, exited by now
+    nodeChildren.add(10);
+    platform.add({ pid: 14, ppid: GSUP }); // the daemon's first fork, reparented to gsup and exiting
+    platform.goneEnvirons.add(14);
+    platform.add({ pid: 15, ppid: 14 }); // the daemon it forked
+    platform.processes.delete(10);
+    const first = await tree.look();
+    expect(pids(first.alive)).toEqual([14, 15]); // before: [] — gsup ended with the command, the daemon lost
+    expect(first.judgments).toEqual([]);
+    // It exited: its daemon is gsup's child now, and judged.
+    platform.processes.delete(14);
+    platform.add({ pid: 15, ppid: GSUP });
+    platform.environs.set(15, { [MARK_VARIABLE]: 'tok.1' });
+    const next = await tree.look();
+    expect(pids(next.alive)).toEqual([15]);
+    expect(judgmentsOf(next)).toEqual({ 15: 'mark' });
+  });
+});
+
+describe('what gsup’s own children from before its first spawn start', () => {
+  it.each([true, false])(
+    'seen below one: gsup’s own too, wherever it is reparented, said once, its status not the tree’s (PID 1: %s)',
+    async (strict) => {
+      const { platform, nodeChildren, tree } = pid1Tree(strict);
+      platform.add({ pid: 5, ppid: GSUP }); // the preload's launcher
+      tree.noteChildrenBefore([5]);
+      platform.add({ pid: 10, ppid: GSUP }); // the command
+      nodeChildren.add(10);
+      platform.environs.set(10, { [MARK_VARIABLE]: 'tok.1' });
+      platform.add({ pid: 6, ppid: 5 }); // the helper it starts, seen below it
+      expect(pids((await tree.look()).alive)).toEqual([10]);
+      // The launcher exits: its helper is reparented to gsup (subreaper or PID 1), its environment readable.
+      platform.processes.delete(5);
+      expect(tree.reapedApart(5)).toBe(true);
+      platform.add({ pid: 6, ppid: GSUP });
+      platform.environs.set(6, { [MARK_VARIABLE]: 'tok.1' }); // even a mark it copied proves nothing
+      const snapshot = await tree.look();
+      expect(pids(snapshot.alive)).toEqual([10]);
+      expect(judgmentsOf(snapshot)).toEqual({ 6: 'own' });
+      expect(said(tree, snapshot)).toContain(
+        "[gsup] pid 6 (cmd-6) is not the tree's: started by pid 5, gsup's own child from before its first spawn " +
+          "(a preload's): never waited for, nor its status taken",
+      );
+      expect((await tree.look()).judgments).toEqual([]); // said once
+      expect(platform.environReads).toBe(0);
+      expect(tree.reapedApart(6)).toBe(true);
+    },
+  );
+
+  it('as subreaper, once gsup had such a child, an orphan no look saw is judged as PID 1 judges one', async () => {
+    const { platform, provenance, nodeChildren, tree } = pid1Tree(false);
+    platform.add({ pid: 5, ppid: GSUP });
+    tree.noteChildrenBefore([5]);
+    platform.add({ pid: 40, ppid: GSUP, startTime: 1 }); // started before gsup's first spawn (the launcher's helper)
+    platform.environs.set(40, {});
+    platform.now = 2000;
+    provenance.env({}, 1); // the first spawn: from now on what gsup starts carries the mark
+    platform.add({ pid: 10, ppid: GSUP }); // the command
+    nodeChildren.add(10);
+    platform.add({ pid: 41, ppid: GSUP, startTime: 3000 }); // a daemon of the run, double-forked: marked
+    platform.environs.set(41, { [MARK_VARIABLE]: 'tok.1' });
+    platform.add({ pid: 42, ppid: GSUP, startTime: 3000 }); // started later by the launcher: no mark
+    platform.environs.set(42, { PATH: '/bin' });
+    const snapshot = await tree.look();
+    expect(pids(snapshot.alive)).toEqual([10, 41]);
+    expect(judgmentsOf(snapshot)).toEqual({ 5: 'own', 40: 'before', 41: 'mark', 42: 'absent' });
+  });
+
+  it('as subreaper with no such child: orphans are the tree’s, nothing read', async () => {
+    const { platform, tree } = pid1Tree(false);
+    platform.add({ pid: 10, ppid: GSUP });
+    platform.add({ pid: 42, ppid: GSUP });
+    platform.environs.set(42, { PATH: '/bin' });
+    expect(pids((await tree.look()).alive)).toEqual([10, 42]);
+    expect(platform.environReads).toBe(0);
+  });
 });
 
 const notOurs = (snapshot: Snapshot) => (snapshot.judgments ?? []).filter((v) => !v.ours).map((v) => v.info);

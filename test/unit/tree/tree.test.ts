@@ -51,6 +51,36 @@ describe('ProcessTree', () => {
     expect((await tree.look()).left).toEqual([201]);
   });
 
+  it('a pid gsup reaped and a stranger took in the same tick (same start time): neither known nor the session', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: GSUP, startTime: 7 }); // the command, leading session 200
+    const tree = new ProcessTree(platform, GSUP);
+    await tree.setCommand(200);
+    expect((await tree.look()).members.map((info) => info.pid)).toEqual([200]);
+    // Node reaps the command; the pid comes back at once, in the same tick, to a stranger leading session 200.
+    platform.processes.delete(200);
+    tree.wasReaped(200);
+    platform.add({ pid: 200, ppid: 1, startTime: 7 });
+    platform.add({ pid: 201, ppid: 200, startTime: 8, sid: 200, pgid: 200 }); // its child, in its session
+    let snapshot = await tree.look();
+    expect(snapshot.members).toEqual([]);
+    expect(snapshot.left).toEqual([200]);
+    expect(snapshot.leftCommands).toEqual([200]);
+    snapshot = await tree.look(); // and after that look too
+    expect([snapshot.members, snapshot.joined, snapshot.left]).toEqual([[], [], []]);
+  });
+
+  it('a command read only after gsup reaped it (its pid taken again) is not taken for the command', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 200, ppid: 1, startTime: 7 }); // already the stranger by then
+    const tree = new ProcessTree(platform, GSUP);
+    const read = tree.setCommand(200);
+    tree.wasReaped(200);
+    expect(await read).toBeUndefined();
+    expect(tree.commandInfo).toBeUndefined();
+    expect((await tree.look()).members).toEqual([]);
+  });
+
   it('counts a zombie as a member but not as alive', async () => {
     const platform = new FakePlatform();
     platform.add({ pid: 200, ppid: GSUP, state: 'Z' });

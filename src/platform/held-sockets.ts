@@ -1,0 +1,40 @@
+// Held sockets (--listen) as the engine and the platform speak of them: apart from types.ts, which the pure
+// machine reads.
+
+/** Where a held socket listens (--listen): a literal address of one family, a port; `dual`: `[::]` takes IPv4 too. */
+export interface ListenSpec {
+  readonly family: 4 | 6;
+  readonly host: string;
+  readonly port: number;
+  readonly dual: boolean;
+}
+
+/** A listening socket gsup holds: its fd (close-on-exec), fstat's device and inode, its backlog. */
+export interface BoundSocket {
+  readonly fd: number;
+  readonly dev: number;
+  readonly ino: number;
+  readonly backlog: number;
+}
+
+/** Held sockets' system calls, outside libuv: gsup never accepts on them, and they stay out of its loop. */
+export interface HeldSocketCalls {
+  /** socket, SO_REUSEADDR (never SO_REUSEPORT), IPV6_V6ONLY as `dual` says, bind, listen(somaxconn); or why not. */
+  listen(spec: ListenSpec): BoundSocket | { step: string; errno: string };
+  /** Still listening (SO_ACCEPTCONN) on the address it was bound to (getsockname)? */
+  listening(fd: number, spec: ListenSpec): boolean;
+  /** Connections waiting to be accepted, the kernel's own count; undefined when unknown. */
+  queued(fd: number): number | undefined;
+  /**
+   * Blocking again, as a fresh socket is: O_NONBLOCK belongs to the socket, not to an fd, and a Node run sets
+   * it for every holder (a blocking accept(2) would then fail at once).
+   */
+  blocking(fd: number): void;
+  /** shutdown(SHUT_RDWR), then close: every holder stops listening. */
+  shutDown(fd: number): void;
+  close(fd: number): void;
+  /** An AF_UNIX stream socketpair, both ends close-on-exec; or why not. */
+  pair(): [number, number] | string;
+  /** /proc/sys/net/ipv4/ip_unprivileged_port_start, when readable. */
+  unprivilegedPortStart(): number | undefined;
+}
