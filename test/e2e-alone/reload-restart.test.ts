@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { get } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, gsup } from '../helpers/gsup.js';
 import { allProcs, waitFor } from '../helpers/proc.js';
-import { freePort } from '../helpers/net.js';
+import { freePort, status } from '../helpers/net.js';
 
 // A restart while a reload's old run retires (F1 of the review of issue 32), with real processes: the new run
 // crashes while the old one drains; the stop before the restart ends when gsup has no child left, and the restart
@@ -24,16 +23,6 @@ afterEach(async () => {
   process.kill(-group, 'SIGKILL');
   await waitFor(() => !allProcs().some((proc) => proc.pgid === group), 'the idle processes to go', 20_000);
 });
-
-function status(port: number, path: string): Promise<{ code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ code: response.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
 
 describe('a restart while the old run of a reload retires', () => {
   it('the new run crashes while the old one drains: the old one is retired once gone, reloads and /readyz go on', async () => {

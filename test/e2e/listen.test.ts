@@ -1,6 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { get } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { GSUP, ROOT, Run, fixture, gsup, markerPath } from '../helpers/gsup.js';
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
 import { load, request, socketsOnPort } from '../helpers/listen.js';
-import { freePort } from '../helpers/net.js';
+import { freePort, status } from '../helpers/net.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
 
 // --listen, gsup's side, with real processes: the sockets gsup holds, what a run gets (fds 3…, LISTEN_*),
@@ -25,17 +24,6 @@ async function ports(count: number): Promise<number[]> {
     if (!found.includes(port)) found.push(port);
   }
   return found;
-}
-
-/** A GET of `path` on the status port: status and body. */
-function status(port: number, path: string): Promise<{ code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ code: response.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
 }
 
 const lineOf = (run: Run, pattern: RegExp) => run.stdout.find((line) => pattern.test(line));

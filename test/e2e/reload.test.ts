@@ -1,4 +1,3 @@
-import { get } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +7,7 @@ import { fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks, type Run } from
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
 import { allProcs, waitFor } from '../helpers/proc.js';
 import { keepAliveLoad, load, request } from '../helpers/listen.js';
-import { freePort } from '../helpers/net.js';
+import { freePort, status } from '../helpers/net.js';
 
 // Reloads (--reload-signal) with real processes: the next run starts beside the serving one on the socket gsup
 // holds, and the old run is retired once the next listens (or says ready). The fixture reads its run from gsup's
@@ -23,17 +22,6 @@ const linesOf = (run: Run, what: What, of: number) =>
   run.stdout.filter((line) => line.startsWith(`${what} `) && new RegExp(` run=${of}( |$)`).test(line));
 const timeOf = (line: string | undefined) => BigInt(/ t=(\d+)/.exec(line ?? '')?.[1] ?? '0');
 const pidOf = (run: Run, of: number) => Number(/pid: (\d+)/.exec(linesOf(run, 'ready', of)[0] ?? '')?.[1]);
-
-/** A GET of `path` on the status port: status and body. */
-function status(port: number, path: string): Promise<{ code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ code: response.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
 
 /** /readyz polled every 10 ms until `stop` says so: every answer's status code, counted. */
 async function pollReady(port: number, stop: () => boolean): Promise<Map<number, number>> {
