@@ -25,13 +25,20 @@ const HEAP_FOR_MEMORY_AFTER_MS = 1000;
 /**
  * gsup allocates little and seldom: V8's heap sized for memory, not speed (as
  * PID 1 under churn its plateau was 14.5 MiB with it, 16.4 without:
- * bench/soak.js). Set a second after the start, not first thing: V8 refuses
- * the code cache of whatever is compiled after its flags change, Node's for
- * its own modules (node:child_process alone then costs 3 ms more) and the
- * build's for dist/ (src/code-cache.ts); and the start pays only for starting.
+ * bench/soak.js). And its young generation kept at the size it has a second
+ * in: V8 doubles it whenever what outlived its scavenges since it last grew
+ * adds up to its size, and shrinks it only at a full GC, or while less than
+ * ~1 MB/s is allocated — as PID 1 among daemons (a look for each forwarded
+ * signal, ~1.5 MB/s) it grew from 2 to 8 MiB within ~80 s (V8 raises a
+ * growth factor under 2 to 2 only at its start). Set a second after the
+ * start, not first thing: V8 refuses the code cache of whatever is compiled
+ * after its flags change, Node's for its own modules (node:child_process
+ * alone then costs 3 ms more) and the build's for dist/ (src/code-cache.ts);
+ * and the start pays only for starting.
  */
 function heapForMemory(): void {
-  const set = () => void import('node:v8').then((v8) => v8.setFlagsFromString('--optimize-for-size'));
+  const flags = '--optimize-for-size --semi-space-growth-factor=1';
+  const set = () => void import('node:v8').then((v8) => v8.setFlagsFromString(flags));
   setTimeout(set, HEAP_FOR_MEMORY_AFTER_MS).unref();
 }
 

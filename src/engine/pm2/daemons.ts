@@ -28,7 +28,8 @@ type Claim = { kind: 'daemon'; titleHome: TitleHome } | { kind: 'runtime' };
  */
 export class Pm2Supervision {
   private readonly warned = new Set<string>();
-  private readonly claims = new Map<string, Claim | undefined>();
+  /** By processKey and name; a new Map when some go (a Map emptied by deletes churns tables in the old generation). */
+  private claims = new Map<string, Claim | undefined>();
   private readonly announced = new Set<number>();
   /** God daemons sent `pm2 kill` (processKey): their pid file goes away then, as expected. */
   private readonly killed = new Set<string>();
@@ -79,7 +80,13 @@ export class Pm2Supervision {
       const manager = await this.judge(info, this.claim(info, seen));
       if (manager) found.set(info.pid, manager);
     }
-    for (const key of this.claims.keys()) if (!seen.has(key)) this.claims.delete(key);
+    let stale = 0;
+    this.claims.forEach((_claim, key) => seen.has(key) || stale++);
+    if (stale > 0) {
+      const kept = new Map<string, Claim | undefined>();
+      this.claims.forEach((claim, key) => seen.has(key) && kept.set(key, claim));
+      this.claims = kept;
+    }
     this.proof.keepOnly(snapshot.alive);
     if (this.killed.size > 0) {
       const alive = new Set(snapshot.alive.map(processKey));

@@ -34,6 +34,8 @@ interface CliLife {
 export class GodProof {
   /** gsup's PM2_HOME: $PM2_HOME, else $HOME/.pm2 (pm2's rule), as the command sees it from the start directory. */
   readonly home: string;
+  /** `$PM2_HOME/pm2.pid`, joined once (looked for at each forward and look). */
+  private pidFile?: string;
   private readonly clis = new Map<string, CliLife>();
   private readonly homes: DaemonHomes;
 
@@ -52,12 +54,15 @@ export class GodProof {
 
   /** Is there a pm2 pid file to look at? */
   pidFileExists(): boolean {
-    return existsSync(join(this.home, 'pm2.pid'));
+    return existsSync((this.pidFile ??= join(this.home, 'pm2.pid')));
   }
 
   /** The pid `$PM2_HOME/pm2.pid` names (read without blocking, only a small regular file): gsup's home by default. */
   pidFromFile(home = this.home): number | undefined {
-    const pid = Number(readSmallRegularFile(join(home, 'pm2.pid'), PID_FILE_MAX)?.trim() || NaN);
+    const path = home === this.home ? (this.pidFile ??= join(home, 'pm2.pid')) : join(home, 'pm2.pid');
+    // Looked for at each look, and mostly absent: a failed open makes an Error (and its stack), existsSync none.
+    if (!existsSync(path)) return undefined;
+    const pid = Number(readSmallRegularFile(path, PID_FILE_MAX)?.trim() || NaN);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   }
 

@@ -55,10 +55,14 @@ const PENDING: Mark = { kind: 'pending' };
 export class Provenance {
   /** Unique to this gsup (collisions, not forgery, are what it must avoid: no secret). */
   readonly token: string;
-  /** Judgments on gsup's children, by pid. */
-  private readonly judgments = new Map<number, Judgment>();
+  /**
+   * Judgments on gsup's children, by pid (undefined: reaped). As PID 1 an orphan is judged and reaped every few
+   * ms: these are a new Map when some go, never deleted from (V8 gives a Map that fills and empties a new table
+   * every few entries, in the old generation once the Map is there).
+   */
+  private judgments = new Map<number, Judgment | undefined>();
   /** Judgments on the leaders of their sessions (any process). */
-  private readonly leaders = new Map<number, Judgment>();
+  private leaders = new Map<number, Judgment | undefined>();
   /** Pids whose read is slow (over READ_MS, not answered yet). */
   private readonly slow = new Set<number>();
   /** A start time before which no process gsup started with the mark exists (set at the first such environment). */
@@ -91,8 +95,8 @@ export class Provenance {
    * no judgment yet: it is pending, the tree's until its read answers.
    */
   async judge(candidates: readonly ProcessInfo[], current: ReadonlyMap<number, ProcessInfo>, tree: Known) {
-    for (const map of [this.judgments, this.leaders])
-      for (const [pid, { info }] of map) if (current.get(pid)?.startTime !== info.startTime) map.delete(pid);
+    this.judgments = present(this.judgments, current);
+    this.leaders = present(this.leaders, current);
     const judged: Judged = { ours: new Set(), pending: new Set(), fresh: [] };
     const judge = (info: ProcessInfo, ours: boolean, why: Judgment['why'], detail?: string) => {
       const judgment: Judgment = { info, ours, why, detail };
@@ -232,13 +236,28 @@ export class Provenance {
   reaped(pid: number): boolean {
     const judgment = this.judgments.get(pid);
     if (!judgment) return false;
-    this.judgments.delete(pid);
+    this.judgments.set(pid, undefined); // the next judge() drops it
     return !judgment.ours;
   }
 }
 
+/** The judgments on processes still there (same start time): the same Map when all are, else a new one. */
+function present(
+  map: Map<number, Judgment | undefined>,
+  current: ReadonlyMap<number, ProcessInfo>,
+): Map<number, Judgment | undefined> {
+  const there = (judgment: Judgment | undefined, pid: number) =>
+    judgment !== undefined && current.get(pid)?.startTime === judgment.info.startTime;
+  let kept = 0;
+  map.forEach((judgment, pid) => there(judgment, pid) && kept++);
+  if (kept === map.size) return map;
+  const next = new Map<number, Judgment | undefined>();
+  map.forEach((judgment, pid) => there(judgment, pid) && next.set(pid, judgment));
+  return next;
+}
+
 /** The judgment on this very process (same start time), if any. */
-function known(map: ReadonlyMap<number, Judgment>, info: ProcessInfo): Judgment | undefined {
+function known(map: ReadonlyMap<number, Judgment | undefined>, info: ProcessInfo): Judgment | undefined {
   const judgment = map.get(info.pid);
   return judgment?.info.startTime === info.startTime ? judgment : undefined;
 }

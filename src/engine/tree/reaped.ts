@@ -9,8 +9,12 @@
 export class ReapedPids {
   /** Looks begun so far. */
   private looks = 0;
-  /** pid → how many looks had begun when gsup reaped it. */
-  private readonly reaped = new Map<number, number>();
+  /**
+   * pid → how many looks had begun when gsup reaped it. Emptied by a new Map, not by deletes: as PID 1 every
+   * orphan's reap sets one and the next look's end drops it, and V8 gives a Map that fills and empties a new
+   * table every few entries, in the old generation once the Map is there (only a full GC frees those).
+   */
+  private reaped = new Map<number, number>();
 
   /** gsup reaped this pid. */
   add(pid: number): void {
@@ -31,6 +35,11 @@ export class ReapedPids {
   /** Look `look` is done: the reaps before it began are in what it knew from then on. */
   end(look: number): void {
     if (this.reaped.size === 0) return;
-    for (const [pid, at] of this.reaped) if (at < look) this.reaped.delete(pid);
+    let kept = 0;
+    this.reaped.forEach((at) => at >= look && kept++);
+    if (kept === this.reaped.size) return;
+    const reaped = new Map<number, number>();
+    if (kept > 0) this.reaped.forEach((at, pid) => at >= look && reaped.set(pid, at));
+    this.reaped = reaped;
   }
 }
