@@ -134,7 +134,7 @@ export class ProcessTree {
 
   /** gsup reaped this pid (the command's, or an orphan's): whatever holds it next is a new process. */
   wasReaped(pid: number): void {
-    this.reaped.add(pid);
+    this.reaped.add(pid, this.known.has(pid));
     this.runs.reaped(pid);
   }
 
