@@ -1,6 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { errnoName, loadedLibrary, nativeFailure } from './native.js';
+import { errnoName, load, loadedLibrary, nativeFailure } from './native.js';
 import { readSmallRegularFile } from '../small-file.js';
 import type { HeldSocketCalls, ListenSpec } from '../held-sockets.js';
 
@@ -49,22 +49,25 @@ let calls: SocketLibc | undefined;
 
 function bindCalls(): SocketLibc | string {
   if (calls) return calls;
+  const native = load();
   const loaded = loadedLibrary();
-  if (!loaded) return `koffi could not be loaded (${nativeFailure()})`;
-  const { koffi, lib } = loaded;
+  if (!native || !loaded) return `koffi could not be loaded (${nativeFailure()})`;
+  const { lib } = loaded;
+  // What libc's first load bound already (socket, bind, shutdown, close, fcntl) is used as it is.
+  const { socket, bind, shutdown, close, fcntl, errno } = native;
   calls = {
-    socket: lib.func('int socket(int, int, int)'),
+    socket,
     setsockopt: lib.func('int setsockopt(int, int, int, const void *, uint32_t)'),
     getsockopt: lib.func('int getsockopt(int, int, int, void *, void *)'),
-    bind: lib.func('int bind(int, const void *, uint32_t)'),
+    bind,
     listen: lib.func('int listen(int, int)'),
     getsockname: lib.func('int getsockname(int, void *, void *)'),
-    shutdown: lib.func('int shutdown(int, int)'),
-    close: lib.func('int close(int)'),
+    shutdown,
+    close,
     socketpair: lib.func('int socketpair(int, int, int, void *)'),
-    fcntl: lib.func('int fcntl(int, int, int)'),
+    fcntl,
     inetPton: lib.func('int inet_pton(int, const char *, void *)'),
-    errno: () => koffi.errno(),
+    errno,
   };
   return calls;
 }
