@@ -1,18 +1,10 @@
 // What a process of a run was handed (engine/listen/wire.ts), read from its environment and checked against its
 // fds. Pure but for the fstat it is given: the unit tests hand it a table.
-import {
-  FIRST_FD,
-  LISTEN_FDNAMES,
-  LISTEN_FDS,
-  LISTEN_ID,
-  LISTEN_PID,
-  REPORT_FD,
-  parseListenIds,
-} from '../engine/listen/wire.js';
+import { FIRST_FD, LISTEN_FDNAMES, LISTEN_FDS, LISTEN_ID, REPORT_FD, parseListenIds } from '../engine/listen/wire.js';
 import { parseAddress, showAddress } from './address.js';
 
-/** The variables of the contract: a process that trusts none of its fds keeps none, nor do its children. */
-export const VARIABLES = [LISTEN_FDS, LISTEN_FDNAMES, LISTEN_PID, LISTEN_ID, REPORT_FD] as const;
+// A process that trusts none of its fds keeps none of the contract's variables, nor do its children.
+export { VARIABLES } from '../engine/listen/wire.js';
 
 export interface HeldSocket {
   fd: number;

@@ -1,5 +1,4 @@
 // Taking over: a listen() on a held port becomes a listen on the held socket's fd.
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { placement, showAddress } from './address.js';
 import type { HeldSocket } from './held.js';
@@ -11,18 +10,10 @@ interface Handle {
 }
 
 /**
- * gsup listens with the kernel's somaxconn: the same number here leaves its backlog as it is (Linux caps a
- * larger one at somaxconn anyway, the fallback's reason).
+ * gsup listens with the kernel's somaxconn, and Linux caps any larger backlog at somaxconn: the largest one leaves
+ * the held socket's backlog as it is, with no read of /proc in the app.
  */
-function backlog(): number {
-  try {
-    const value = Number(readFileSync('/proc/sys/net/core/somaxconn', 'latin1').trim());
-    if (Number.isSafeInteger(value) && value > 0) return value;
-  } catch {
-    // not Linux, or no /proc
-  }
-  return 0x7fffffff;
-}
+const BACKLOG = 0x7fffffff;
 
 /**
  * The held socket a listen on `address:port` takes, if any: the one whose address it lies in (its very address
@@ -121,7 +112,7 @@ export function takeOver(holder: Holder, net: typeof import('node:net')): void {
       socket = undefined;
     }
     if (!socket) return listen2.apply(this, args);
-    const result = listen2.call(this, null, null, type, backlog(), socket.fd, flags);
+    const result = listen2.call(this, null, null, type, BACKLOG, socket.fd, flags);
     if (this._handle) took(holder, this._handle, socket);
     return result;
   };

@@ -1,3 +1,4 @@
+import { VARIABLES } from '../engine/listen/wire.js';
 // gsup's own settings, as variables (every option has one): read by this gsup, never handed to the command, so
 // a gsup the command starts does not take them for its own. Variables that are no settings pass: the runs' mark
 // (GSUP_RUN), GSUP_FFI.
@@ -41,7 +42,7 @@ export const SETTINGS = [
  * handed them, they name fds its Node closed at start (marked close-on-exec), so they are stale for the
  * command; under --listen each run is handed its own.
  */
-const HANDED = ['LISTEN_FDS', 'LISTEN_FDNAMES', 'LISTEN_PID', 'GSUP_LISTEN_ID', 'GSUP_REPORT_FD'] as const;
+const HANDED = VARIABLES;
 
 /** The command's environment: gsup's own, without gsup's settings, nor sockets gsup was handed and cannot pass. */
 export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

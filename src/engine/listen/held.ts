@@ -1,6 +1,7 @@
 import type { Logger } from '../../log.js';
 import type { BoundSocket, HeldSocketCalls, ListenSpec, Platform } from '../../platform/index.js';
 import { shownSpec, specsOf, type ListenAddress } from './address.js';
+import { listenIdEntry } from './wire.js';
 
 /** One held socket: its name, where it listens, and its fd while gsup has one that listens there. */
 interface Held {
@@ -50,7 +51,9 @@ export class HeldSockets {
 
   /** GSUP_LISTEN_ID's value: `DEV:INO@ADDRESS` per fd (wire.ts). */
   id(): string {
-    return this.held.map(({ bound, spec }) => `${bound?.dev ?? 0}:${bound?.ino ?? 0}@${shownSpec(spec)}`).join(',');
+    const entry = ({ bound, spec }: (typeof this.held)[number]) =>
+      listenIdEntry({ dev: String(bound?.dev ?? 0), ino: String(bound?.ino ?? 0), address: shownSpec(spec) });
+    return this.held.map(entry).join(',');
   }
 
   /** Inode → name of each socket gsup holds now (to tell who takes one: socket-takers.ts). */
@@ -66,12 +69,6 @@ export class HeldSockets {
         address: shownSpec(spec),
         backlog: bound?.backlog,
       });
-  }
-
-  /** Where `name` listens, as bound. */
-  where(name: string): string {
-    const socket = this.held.find((held) => held.name === name);
-    return socket ? shownSpec(socket.spec) : name;
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../log.js';
@@ -60,10 +61,9 @@ export function preloadSource(moduleUrl: string): string {
   return join(fromSource ? dirname(dirname(dirname(here))) : here, fromSource ? 'dist' : '', 'listen-preload.cjs');
 }
 
-/** os.tmpdir()'s answer without loading node:os (not otherwise loaded at gsup's start). */
-function temporaryFolders(env: NodeJS.ProcessEnv): string[] {
-  const tmp = (env.TMPDIR || env.TMP || env.TEMP || '/tmp').replace(/(.)\/+$/, '$1');
-  return [...new Set([tmp, '/tmp', '/dev/shm'])];
+/** The temporary folder ($TMPDIR, else /tmp), then /tmp, then /dev/shm. */
+function temporaryFolders(): string[] {
+  return [...new Set([tmpdir(), '/tmp', '/dev/shm'])];
 }
 
 /** Why a user other than gsup's could not load the file at `path` (a realpath): a folder above it it cannot enter. */
@@ -222,7 +222,7 @@ class Installed implements PreloadFile {
  */
 export function installPreload(logger: Logger, places: PreloadPlaces = {}): PreloadFile | string {
   const source = places.source ?? preloadSource(import.meta.url);
-  const folders = places.folders ?? temporaryFolders(process.env);
+  const folders = places.folders ?? temporaryFolders();
   let code: Buffer;
   try {
     code = readFileSync(source);

@@ -24,6 +24,9 @@ export const LISTEN_ID = 'GSUP_LISTEN_ID';
  */
 export const REPORT_FD = 'GSUP_REPORT_FD';
 
+/** The contract's variables, all of them: what a process that trusts none of its fds keeps none of. */
+export const VARIABLES = [LISTEN_FDS, LISTEN_FDNAMES, LISTEN_PID, LISTEN_ID, REPORT_FD] as const;
+
 /** A word on the report channel: one JSON object per line. */
 export type ReportWord =
   /** The process `pid` took the held socket `name` (its first listen on it). */

@@ -1,9 +1,10 @@
 import type { SignalName } from '../../platform/types.js';
 import type { GroupSent } from './continuity.js';
 import { formatDuration } from './format.js';
-import { EMPTY_LEDGER, roundSent as ledgerSent, stopRound, type Ledger } from './ledger.js';
+import { EMPTY_LEDGER, roundSent as ledgerSent, type Ledger } from './ledger.js';
 import { log, sayLeavers } from './outcomes.js';
 import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
+import { sendRound } from './round.js';
 import type { Retiring, RetireCause, Run } from './run.js';
 import type { Facts, Input, Out, State, Stop, Tally } from './state.js';
 import type { CommandExit, Snapshot } from './values.js';
@@ -114,24 +115,8 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
   if (state.phase === 'stopping') return state;
   const route = input.retireRoute;
   if (route) {
-    const round = stopRound(retiring.ledger, route, part.alive, undefined, retiring.exit !== undefined);
-    const { fresh: targets, pm2Kill, cont, pm2Cont, held } = round;
-    const { signal } = retiring;
-    const run = retiring.run.id;
-    out.push({
-      kind: 'stop-round',
-      run,
-      snapshot: part,
-      route,
-      signal,
-      targets,
-      pm2Kill,
-      again: undefined,
-      cont,
-      pm2Cont,
-      held,
-    });
-    retiring = { ...retiring, ledger: round.ledger };
+    const round = { run: retiring.run.id, ledger: retiring.ledger, signal: retiring.signal, again: undefined };
+    retiring = { ...retiring, ledger: sendRound(round, part, route, retiring.exit !== undefined, out) };
   }
   out.push({ kind: 'look', delayMs: STOP_POLL_MS });
   return withRetiring(state, retiring);

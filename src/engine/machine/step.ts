@@ -4,13 +4,13 @@ import { fault, swept } from './end.js';
 import { formatDuration } from './format.js';
 import { heard, looked as heldLooked, openAtStart, shutOpen } from './held.js';
 import { untakenDue, untakenSampled, warnUntaken } from './untaken.js';
-import { stopRound } from './ledger.js';
 import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
 import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
 import { appSaid, readyTimedOut } from './ready-word.js';
 import { besideExit, nextListened, nextSampled, nextTimedOut, reloadSignal, settleReload } from './reload.js';
 import { retireChildGone, retireExit, retireKillTimeout, retireLooked, retireWithTree, retiringOf } from './retire.js';
-import { runOn } from './queries.js';
+import { probesCount, runOn } from './queries.js';
+import { sendRound } from './round.js';
 import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
 import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
 import type { CommandExit } from './values.js';
@@ -134,23 +134,9 @@ function stopRoundOn(state: In<'stopping'>, input: Extract<Input, { kind: 'looke
   const { stop } = state;
   const { snapshot: look, route } = input;
   if (route) {
-    const round = stopRound(stop.ledger, route, look.alive, stop.again, state.exit !== undefined);
-    const { fresh: targets, pm2Kill, again, cont, pm2Cont, held } = round;
-    const { signal } = stop;
-    out.push({
-      kind: 'stop-round',
-      run: undefined,
-      snapshot: look,
-      route,
-      signal,
-      targets,
-      pm2Kill,
-      again,
-      cont,
-      pm2Cont,
-      held,
-    });
-    state = { ...state, stop: { ...stop, ledger: round.ledger, again: undefined } };
+    const round = { run: undefined, ledger: stop.ledger, signal: stop.signal, again: stop.again };
+    const ledger = sendRound(round, look, route, state.exit !== undefined, out);
+    state = { ...state, stop: { ...stop, ledger, again: undefined } };
   }
   out.push({ kind: 'look', delayMs: STOP_POLL_MS });
   return state;
@@ -213,7 +199,7 @@ function socketsChecked(state: State, run: number, lost: readonly string[], fact
 
 function health(state: State, run: number, unhealthy: boolean, facts: Facts, out: Out): State {
   // While two runs live the held socket answers for both: probes count for neither (the shell drops them too).
-  if (!runOn(state) || run !== state.run.id || state.tally.beside) return state;
+  if (!runOn(state) || run !== state.run.id || !probesCount(state)) return state;
   if (!unhealthy) {
     if (facts.config.probes) out.push({ kind: 'schedule-probe' });
     return state;

@@ -178,9 +178,9 @@ export class ProcessTree {
     const same = (pid: number, startTime: number) => this.known.get(pid) === startTime && !this.reaped.gone(pid, look);
     const { own, pending, judgments } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid, same);
     const roots: ProcessInfo[] = [...own];
-    for (const [pid, startTime] of this.known) {
+    for (const pid of this.known.keys()) {
       const info = byPid.get(pid);
-      if (info && info.startTime === startTime && !this.reaped.gone(pid, look)) roots.push(info);
+      if (info && same(pid, info.startTime)) roots.push(info);
     }
     // Each run's command as it is now (its name changes with an exec, or npm's title). Its session id counts only
     // while its leader is the command seen (alive or unreaped): after that the number names nothing.

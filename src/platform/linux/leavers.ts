@@ -7,10 +7,10 @@ import { readInfo, readSmallFile } from './stat.js';
 // /proc/PID/status never wait on the process's memory (unlike cmdline and environ): each read is bounded.
 
 /** Members read after one group send; past this, the rest count as planned (a group that large is rare). */
-export const LEAVERS_READ_MAX = 1024;
+const LEAVERS_READ_MAX = 1024;
 
 /** One signal's bit in a mask of /proc/PID/status (hex; signal N at bit N-1). */
-export function maskHas(status: string, name: string, signal: number): boolean {
+function maskHas(status: string, name: string, signal: number): boolean {
   const at = status.indexOf(`\n${name}:\t`);
   if (at < 0) return false;
   const start = at + name.length + 3;

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { openSync, readSync } from 'node:fs';
 import { uptime } from 'node:os';
 import type { SendMoment } from '../types.js';
+import { readSmallFile } from './stat.js';
 
 // The moment of a send as the kernel keeps it: the clock tick start times are counted in, and the last pid
 // handed out. Read around each group send of a stop round, with pread on files kept open (no open, no Buffer per
@@ -42,17 +43,8 @@ function tickNow(): number {
 
 /** pid_max, read once: pids wrap around below it. */
 function readPidMax(): number | undefined {
-  try {
-    const fd = openSync('/proc/sys/kernel/pid_max', 'r');
-    try {
-      const value = Number.parseInt(buffer.toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0)), 10);
-      return Number.isNaN(value) ? undefined : value;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
+  const value = Number.parseInt(readSmallFile('/proc/sys/kernel/pid_max') ?? '', 10);
+  return Number.isNaN(value) ? undefined : value;
 }
 
 export function sendMoment(): SendMoment {
