@@ -14,6 +14,9 @@ import type { CommandExit } from './values.js';
 /** The next run's ready timeout when --ready-timeout is not given. */
 export const RELOAD_READY_MS = 30_000;
 
+/** How long a next run has to be ready: --ready-timeout, else RELOAD_READY_MS. */
+const readyMs = (facts: Facts) => facts.config.readyTimeout ?? RELOAD_READY_MS;
+
 /** The next run, while one starts. */
 export function nextOf(tally: Tally): Next | undefined {
   return tally.beside?.role === 'next' ? tally.beside : undefined;
@@ -90,7 +93,7 @@ export function settleReload(state: State, facts: Facts, out: Out): State {
 function startNext(state: In<'running'>, reason: string, facts: Facts, out: Out): State {
   const id = state.tally.runs + 1;
   const next: Run = { id, startedAt: facts.now, app: 'waiting' };
-  const ms = facts.config.readyTimeout ?? RELOAD_READY_MS;
+  const ms = readyMs(facts);
   out.push({ kind: 'spawn-next', run: id }, { kind: 'set-timer', name: 'next-ready-timeout', ms });
   const when = facts.config.waitReady ? 'says it is ready' : 'listens on a held socket';
   const serving = state.run.id;
@@ -214,7 +217,7 @@ export function nextSampled(state: State, run: number, facts: Facts, out: Out): 
 }
 
 function notReady(state: State, next: Next, facts: Facts, out: Out): State {
-  const within = formatDuration(facts.config.readyTimeout ?? RELOAD_READY_MS);
+  const within = formatDuration(readyMs(facts));
   if (facts.config.waitReady)
     return nextFailed(state, next, `did not say it was ready within ${within}`, undefined, facts, out);
   const took = next.run.held?.took ?? [];
@@ -264,7 +267,7 @@ export function besideExit(state: State, input: Extract<Input, { kind: 'command-
     { kind: 'hand-over', from: old.id, to: id, health: 'anew' },
   );
   // Its ready timeout goes on, as the current run's (a failed start, as --ready-timeout says).
-  const left = (facts.config.readyTimeout ?? RELOAD_READY_MS) - (facts.now - next.run.startedAt);
+  const left = readyMs(facts) - (facts.now - next.run.startedAt);
   out.push({ kind: 'set-timer', name: 'ready-timeout', ms: Math.max(0, left) });
   watchTakes(next.run, facts, out);
   const { reloads } = state.tally;

@@ -92,7 +92,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
     if (!killedLong(retiring, facts)) return (out.push({ kind: 'look', delayMs: STOP_POLL_MS }), state);
     const message = `run ${retiring.run.id}'s part of the tree is told apart no more: it is no longer waited for`;
     log(out, 'warn', 'retire-unseen', message, { run: retiring.run.id });
-    return endRetire(state, { ...retiring, gone: true, exit: retiring.exit ?? { code: null, signal: null } }, out);
+    return endRetire(state, givenUp(retiring), out);
   }
   const part = partOf(input.snapshot, retiring.run.id);
   if (part.alive.length === 0) {
@@ -105,8 +105,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
   if (retiring.killedAt !== undefined) {
     if (killedLong(retiring, facts)) {
       out.push({ kind: 'give-up-killing', run: retiring.run.id, alive: part.alive });
-      retiring = { ...retiring, gone: true, exit: retiring.exit ?? { code: null, signal: null } };
-      return endRetire(state, retiring, out);
+      return endRetire(state, givenUp(retiring), out);
     }
     out.push({ kind: 'kill-round', run: retiring.run.id, snapshot: part }, { kind: 'look', delayMs: 1 });
     return state;
@@ -221,4 +220,9 @@ function joined(a: Ledger, b: Ledger): Ledger {
     held: union(a.held, b.held),
     continued: union(a.continued, b.continued),
   };
+}
+
+/** Given up on (SIGKILL had its time): gone, with no status of its own when none came. */
+function givenUp(retiring: Retiring): Retiring {
+  return { ...retiring, gone: true, exit: retiring.exit ?? { code: null, signal: null } };
 }

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import { load, nativeFailure, type Libc } from './native.js';
+import { liveGroup, readInfo } from './stat.js';
 import type { ReapedChild, ReapResult } from '../types.js';
 
 // Orphans reparented to gsup (PID 1, subreaper), reaped O(1) each through
@@ -86,39 +87,9 @@ export function ownChildren(): number[] | undefined {
 // own counts otherwise than process.pid): read once, where /proc/self points.
 let mainChildren: string | undefined;
 let childrenBuffer: Buffer | undefined;
-let statBuffer: Buffer | undefined;
 // Children looked at one by one before the answer is "maybe" (a look at the tree then tells).
 const CHILDREN_CHECKED = 64;
 const ZERO = 48;
-const SPACE = 32;
-const CLOSE_PAREN = 41;
-
-/** The group of a live process, from its stat read into a buffer kept for it; -1 when it is gone or a zombie. */
-function liveGroup(pid: number): number {
-  let fd: number;
-  try {
-    fd = openSync(`/proc/${pid}/stat`, 'r');
-  } catch {
-    return -1;
-  }
-  try {
-    const bytes = (statBuffer ??= Buffer.allocUnsafe(1024));
-    const length = readSync(fd, bytes, 0, bytes.length, 0);
-    // `pid (name) S ppid pgid …`: the name may hold anything, the last ')' ends it.
-    let at = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
-    if (at < 0 || at + 2 >= length) return -1;
-    const state = bytes[at + 2];
-    if (state === 0x5a || state === 0x58) return -1; // Z, X
-    at = bytes.indexOf(SPACE, at + 4) + 1; // past the ppid
-    let pgid = 0;
-    for (let digit = bytes[at] - ZERO; digit >= 0 && digit <= 9; digit = bytes[++at] - ZERO) pgid = pgid * 10 + digit;
-    return at < length ? pgid : -1;
-  } catch {
-    return -1;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * Has gsup a live child that is not in `known` (Node's own) and not in the
@@ -171,24 +142,13 @@ function childrenByScan(): number[] {
   for (const entry of readdirSync('/proc')) {
     const code = entry.charCodeAt(0);
     if (code < 48 || code > 57) continue;
-    try {
-      const text = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      // Field 4, after the name in parentheses and the state.
-      if (Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 3)[1]) === process.pid) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
+    if (readInfo(Number(entry))?.ppid === process.pid) pids.push(Number(entry));
   }
   return pids;
 }
 
 function isZombie(pid: number): boolean {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return text[text.lastIndexOf(')') + 2] === 'Z';
-  } catch {
-    return false;
-  }
+  return readInfo(pid)?.state === 'Z';
 }
 
 /**

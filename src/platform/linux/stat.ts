@@ -92,3 +92,30 @@ export function readInfo(pid: number): ProcessInfo | undefined {
     closeSync(fd);
   }
 }
+
+/** The group of a live process, from its stat read into the kept buffer, no string made; -1: gone or a zombie. */
+export function liveGroup(pid: number): number {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${pid}/stat`, 'r');
+  } catch {
+    return -1;
+  }
+  try {
+    const bytes = buffer;
+    const length = readSync(fd, bytes, 0, bytes.length, 0);
+    // `pid (name) S ppid pgid …`: the name may hold anything, the last ')' ends it.
+    let at = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
+    if (at < 0 || at + 2 >= length) return -1;
+    const state = bytes[at + 2];
+    if (state === 0x5a || state === 0x58) return -1; // Z, X
+    at = bytes.indexOf(SPACE, at + 4) + 1; // past the ppid
+    let pgid = 0;
+    for (let digit = bytes[at] - ZERO; digit >= 0 && digit <= 9; digit = bytes[++at] - ZERO) pgid = pgid * 10 + digit;
+    return at < length ? pgid : -1;
+  } catch {
+    return -1;
+  } finally {
+    closeSync(fd);
+  }
+}
