@@ -18,8 +18,7 @@ export const machineConfig: MachineConfig = {
   waitReady: false,
   readyTimeout: undefined,
   retireSignal: 'SIGTERM',
-  reloadSignal: undefined,
-  reloadable: reloadableSignals(new Map()),
+  reload: { signal: undefined, candidates: reloadableSignals(new Map()) },
 };
 
 /** What `step` is told besides the input: the time and the configuration (with `base` under `overrides`). */

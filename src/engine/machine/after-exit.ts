@@ -50,7 +50,8 @@ export function commandExit(
  * at the default level, since nothing else would say why the app ended, with the flag that makes it a reload.
  */
 function forwardedDeath(signal: SignalName, facts: Facts, out: Out): void {
-  const { restart, reloadSignal, reloadable, waitReady, listen } = facts.config;
+  const { restart, waitReady, listen } = facts.config;
+  const { signal: reloadSignal, candidates: reloadable } = facts.config.reload;
   const policy =
     restart === 'never' ? '--restart never' : `--restart ${restart}: a signal gsup forwarded is no failure`;
   let hint = '';

@@ -87,12 +87,12 @@ class Supervisor implements Shell {
     // A run is retired with SIGTERM as a rule rewrites it (-r TERM:INT), as the orchestrator's SIGTERM would be.
     const retireSignal = this.intake.stopRequested('SIGTERM');
     const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
-    const reloadable = reloadableSignals(config.rewrite);
+    const reload = { signal: config.reloadSignal, candidates: reloadableSignals(config.rewrite) };
     this.machine = {
       ...config,
       probes: config.health !== undefined,
       retireSignal,
-      reloadable,
+      reload,
       ...(listen && { listen }),
     };
     const urgent = (event: EngineEvent) =>

@@ -56,7 +56,7 @@ describe('a command that dies of a signal gsup forwarded', () => {
     const { effects } = step(
       running,
       diedOf('SIGHUP', ['SIGHUP']),
-      facts({ reloadSignal: 'SIGUSR2', waitReady: true }),
+      facts({ reload: { signal: 'SIGUSR2', candidates: new Set() }, waitReady: true }),
     );
     expect(lines(effects)).toEqual([
       'warn forwarded-death: command died of SIGHUP, which gsup forwarded: not restarted (--restart never); ' +
