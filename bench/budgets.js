@@ -123,6 +123,21 @@ export const BUDGETS = [
     ],
   },
   {
+    // The app's shutdown as its guide writes it (`server.close()`): what an unchanged app loses to a reload,
+    // each client kind apart (bench/restarts.js).
+    id: 'reloads-guide',
+    figure:
+      'reloads of an app whose shutdown is `server.close()` (`--reload-signal`, 3 reloads, ' +
+      '10 one-connection and 10 keep-alive clients, 300 ms requests)',
+    checks: [
+      atMost('refused', 0, '{} refused'),
+      atMost('reset', 0, '{} reset'),
+      atMost('lost', 0, '{} lost'),
+      atMost('non2xx', 0, '{} non-2xx'),
+      atMost('ratio', 2, 'p99 ≤ {}× no reload'),
+    ],
+  },
+  {
     id: 'soak',
     figure: 'soak: private memory (RssAnon) as PID 1 under churn, {seconds} s',
     checks: [atMost('peakMiB', 16, 'peak ≤ {} MiB'), atMost('growthMiB', 1, 'flat (≤ +{} MiB)')],

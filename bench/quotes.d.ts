@@ -8,7 +8,17 @@ export interface Run {
   tsxLost: Record<'gsup' | 'tini' | 'dumb-init', number>;
   flood: [number, number];
   /** The restarts figure, per scenario of bench/restarts.js, both client kinds summed (none in an older run). */
-  restarts: Record<string, { refused: number; reset: number; lost: number }>;
+  restarts: Record<string, Counts & { held: number | undefined; kinds: Partial<Record<'one' | 'keep', Counts>> }>;
+  /** Each undefined in a run from before it. */
+  reloadP99: number | undefined;
+  latency: { ratio: number | undefined };
+  listen: { startupMs: number | undefined; latencyRatio: number | undefined };
+}
+export interface Counts {
+  refused: number;
+  reset: number;
+  lost: number;
+  non2xx: number;
 }
 export interface Found {
   site: { file: string; text: string };
@@ -19,6 +29,8 @@ export interface Found {
 }
 export declare const QUOTED_FILES: string[];
 export declare const SITES: Array<{ file: string; text: string }>;
+export declare const OTHER_FIGURES: Array<{ file: string; text: string; why: string }>;
+export declare function otherFiguresIn(file: string, text: string): Array<[number, number]>;
 export declare function quotesIn(file: string, text: string): Found[];
 export declare function misquoted(
   file: string,

@@ -1,21 +1,37 @@
-// The figures other docs quote (start-up, memory, requests lost, a flood),
-// each from one source: the last full run, as docs/performance.md records it
+// The figures the docs quote (start-up, memory, latency, requests lost, refused or reset, a flood),
+// each from one source: the last run, as docs/performance.md records it
 // (its tables, written by `npm run bench -- --write-docs`, which then
 // rewrites these quotes too; `node bench/quotes.js` rewrites them alone).
 // test/unit/doc-figures.test.ts holds every quote to that run, and fails on
-// a figure in these files that no site accounts for.
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+// a figure in any doc (README.md, docs/*.md) that no site accounts for and
+// that is not listed as another kind of figure (OTHER_FIGURES: a constant,
+// a test's, a measurement of its own).
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BUDGETS } from './budgets.js';
 import { SCENARIOS } from './restarts.js';
 
-/** The files whose figures are quoted from the run (docs/performance.md is the run itself). */
-export const QUOTED_FILES = ['README.md', 'docs/comparison.md', 'docs/limits.md'];
+/**
+ * Every doc: each is held to the run (docs/performance.md too: its tables are the run, and the prose under the
+ * restarts table quotes them; the rest of its prose weighs runs against each other, see PROSE_CHECKED).
+ */
+export const QUOTED_FILES = [
+  'README.md',
+  ...readdirSync(new URL('../docs/', import.meta.url))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+
+/** Where in a file figures are checked (all of it unless named): from `from` to the next heading. */
+const PROSE_CHECKED = { 'docs/performance.md': { from: '<!-- /bench:restarts -->' } };
 
 // How each quote is written: what it matches in a doc, and its words from a value.
 const round = (value, decimals) => Number(value.toFixed(decimals)).toString();
 const KINDS = {
   ratio: { pattern: String.raw`[\d.]+×`, words: (value) => `${round(value, 1)}×` },
+  /** Two decimals: a ratio held near 1 (a p99 against no reload, a median against the naive forwarder). */
+  ratio2: { pattern: String.raw`[\d.]+×`, words: (value) => `${value.toFixed(2)}×` },
   ms: { pattern: String.raw`[\d.]+\s+ms`, words: (value) => `${round(value, value < 1 ? 1 : 0)} ms` },
   mib: { pattern: String.raw`[\d.]+\s+MiB`, words: (value) => `${round(value, value < 10 ? 1 : 0)} MiB` },
   count: { pattern: String.raw`\d+`, words: (value) => String(value) },
@@ -24,6 +40,11 @@ const KINDS = {
   failures: {
     pattern: String.raw`\d+\s+/\s+\d+\s+/\s+\d+`,
     words: ({ refused, reset, lost }) => `${refused} / ${reset} / ${lost}`,
+  },
+  /** refused / reset / lost / non-2xx */
+  answers: {
+    pattern: String.raw`\d+\s+/\s+\d+\s+/\s+\d+\s+/\s+\d+`,
+    words: ({ refused, reset, lost, non2xx }) => `${refused} / ${reset} / ${lost} / ${non2xx}`,
   },
 };
 
@@ -50,7 +71,30 @@ const QUOTES = {
   pm2ForkRefused: ['count', (run) => run.restarts?.['pm2-fork']?.refused],
   gsupReloadFailures: ['failures', (run) => run.restarts?.reload],
   pm2ClusterReloadFailures: ['failures', (run) => run.restarts?.['pm2-cluster']],
+  // Reset + lost under crashes, and the connections the crashing runs held (the app counts them as it crashes).
+  gsupListenFailed: ['count', (run) => failed(run.restarts?.listen)],
+  gsupListenHeld: ['count', (run) => run.restarts?.listen?.held],
+  gsupTodayFailed: ['count', (run) => failed(run.restarts?.today)],
+  gsupReloadP99: ['ratio2', (run) => run.reloadP99],
+  // The app whose shutdown is its guide's (`server.close()`), each client kind apart.
+  gsupGuideOne: ['answers', (run) => run.restarts?.['reload-guide']?.kinds.one],
+  gsupGuideKeep: ['answers', (run) => run.restarts?.['reload-guide']?.kinds.keep],
+  pm2GuideOne: ['answers', (run) => run.restarts?.['pm2-cluster-guide']?.kinds.one],
+  pm2GuideKeep: ['answers', (run) => run.restarts?.['pm2-cluster-guide']?.kinds.keep],
+  // What the load client counts with nothing happening: every failure summed (0 when the client is right).
+  calmFailed: ['count', (run) => failed(run.restarts?.calm, true)],
+  steadyFailed: ['count', (run) => failed(run.restarts?.steady, true)],
+  // What `--listen` adds: to a Node command's start (ms), to the forwarding latency (median against naive).
+  listenStartupExtra: ['ms', (run) => run.listen?.startupMs],
+  latencyRatio: ['ratio2', (run) => run.latency?.ratio],
+  listenLatencyRatio: ['ratio2', (run) => run.listen?.latencyRatio],
 };
+
+/** Reset + lost (and refused and non-2xx with `all`) of a scenario; undefined when not measured. */
+function failed(counts, all = false) {
+  if (!counts) return undefined;
+  return counts.reset + counts.lost + (all ? counts.refused + counts.non2xx : 0);
+}
 
 /**
  * Where the docs quote them, each found exactly once in its file: text with
@@ -133,10 +177,146 @@ export const SITES = [
       '| no | no | [[{pm2ClusterReloadFailures} (cluster mode, `pm2 reload`; fork mode restarts)||not in the last ' +
       'run]] |',
   },
+  {
+    file: 'docs/restarts.md',
+    text:
+      'Measured by `npm run bench` (20 clients, an app that crashes twice in about 4 s, `--restart always ' +
+      '--restart-delay 100ms`): [[{gsupTodayRefused} refused without `--listen`, {gsupListenRefused} refused with ' +
+      'it||not in the last run]]',
+  },
+  {
+    file: 'docs/restarts.md',
+    text:
+      '(`--restart always --restart-delay 100ms`): [[{gsupTodayRefused} refused without `--listen`, ' +
+      '{gsupListenRefused} refused with it. With it, {gsupListenFailed} reset or lost, where the crashing runs had ' +
+      'accepted {gsupListenHeld} connections (the app counts them as it crashes): a crash takes what its run holds, ' +
+      'with or without `--listen` ({gsupTodayFailed} reset or lost without)||not in the last run]].',
+  },
+  {
+    file: 'docs/restarts.md',
+    text:
+      '(it stops accepting, answers with `Connection: close`, ends idle keep-alive connections itself): ' +
+      '[[refused / reset / lost {gsupReloadFailures}, p99 latency {gsupReloadP99} the same load with no reload; ' +
+      "pm2's cluster-mode `pm2 reload` of the same app: {pm2ClusterReloadFailures}||not in the last run]]",
+  },
+  {
+    file: 'docs/restarts.md',
+    text:
+      'refused / reset / lost / non-2xx for one-connection clients: [[{gsupGuideOne}; for keep-alive clients: ' +
+      "{gsupGuideKeep}||not in the last run]]. pm2's cluster-mode reload of the same app: [[{pm2GuideOne} and " +
+      '{pm2GuideKeep}||not in the last run]].',
+  },
+  {
+    file: 'docs/restarts.md',
+    text: "run: 0.3 s). pm2's fork mode: [[{pm2ForkRefused} refused||not in the last run]].",
+  },
+  {
+    file: 'docs/restarts.md',
+    text: '[[a Node command starts {listenStartupExtra} later||a Node command starts later]]',
+  },
+  {
+    file: 'docs/restarts.md',
+    text:
+      "[[the forwarding latency's median is {listenLatencyRatio} the naive forwarder's with `--listen`, " +
+      '{latencyRatio} without||the forwarding latency is not in the last run]]',
+  },
 ];
 
-// A figure in a quoted file: a ratio, memory, milliseconds, requests lost. Each must be a site's.
-const FIGURE = /\d[\d.,]*(?:–\d[\d.,]*)?\s*(?:×|[KMG]iB)|\d[\d.]*\s+ms\b|\d+\s+lost\b/g;
+// The prose under the restarts table (docs/performance.md) quotes its own tables.
+SITES.push(
+  {
+    file: 'docs/performance.md',
+    text: "the next run's `listen()`: [[{gsupTodayRefused} refused||none measured]] in two gaps here",
+  },
+  {
+    file: 'docs/performance.md',
+    text: "pm2's fork mode refuses the same way ([[{pm2ForkRefused} refused||not in the last run]]: each run",
+  },
+  {
+    file: 'docs/performance.md',
+    text: 'With `--listen`, [[{gsupListenRefused} refused||not in the last run]]: the kernel queues what arrives until',
+  },
+  {
+    file: 'docs/performance.md',
+    text:
+      'What still fails is what the crashing runs held: [[{gsupListenFailed} reset or lost here, where they had ' +
+      'accepted {gsupListenHeld} connections; without `--listen`, {gsupTodayFailed} reset or lost||not in the last ' +
+      'run]], and there',
+  },
+  {
+    file: 'docs/performance.md',
+    text:
+      '**Reloads.** [[Refused / reset / lost {gsupReloadFailures} and p99 {gsupReloadP99} the same load with no ' +
+      "reload for gsup's `--reload-signal`, {pm2ClusterReloadFailures} for pm2's cluster mode||Not in the last run]]:",
+  },
+  {
+    file: 'docs/performance.md',
+    text:
+      'Refused / reset / lost / non-2xx under gsup: [[{gsupGuideOne} for the one-connection clients, ' +
+      "{gsupGuideKeep} for the keep-alive ones; under pm2's cluster reload: {pm2GuideOne} and {pm2GuideKeep}||not " +
+      'in the last run]].',
+  },
+  {
+    file: 'docs/performance.md',
+    text:
+      'With nothing happening it counted [[{calmFailed} failures (refused, reset, lost or non-2xx) under the ' +
+      "crashes' load and {steadyFailed} under the reloads' one||not in the last run]];",
+  },
+);
+
+// A figure in a doc: a ratio, memory, milliseconds, requests lost, refused, reset or not 2xx. Each must be a
+// site's, or one of OTHER_FIGURES.
+const FIGURE =
+  /\d[\d.,]*(?:–\d[\d.,]*)?\s*(?:×|[KMG]iB)|\d[\d.]*\s+ms\b|\d[\d,]*\s+(?:connections\s+)?(?:lost|refused|reset|non-2xx)\b/g;
+
+/**
+ * Figures in the docs that are not the bench's: each is found exactly once in its file (text, spaces standing
+ * for any white space), and says why it is not quoted from the run.
+ */
+export const OTHER_FIGURES = [
+  { file: 'docs/health-checks.md', text: 'about 3 × (30 s + 5 s) = 105 s', why: 'arithmetic of the defaults' },
+  { file: 'docs/internals.md', text: 'every 250 ms until it is ready', why: 'a constant of the code' },
+  { file: 'docs/kubernetes.md', text: 'never read as 30 ms', why: 'an example of a value' },
+  { file: 'docs/logs.md', text: 'up to 256 lines (64 KiB)', why: 'a constant of the code' },
+  {
+    file: 'docs/restarts.md',
+    text:
+      "a reload's next run every 250 ms until it is ready, and once more at its ready timeout before the " +
+      'reload fails; any other run from 250 ms',
+    why: 'constants of the code',
+  },
+  {
+    file: 'docs/restarts.md',
+    text: 'about 0.5 ms more than an empty file in a process that was handed nothing, about 1.5–2 ms in one',
+    why: "a measurement of its own (require() of the preload's bundle), not the bench's",
+  },
+  {
+    file: 'docs/restarts.md',
+    text: '(`test/e2e/listen.test.ts` holds the same load to 0 refused)',
+    why: 'what a test holds',
+  },
+  {
+    file: 'docs/restarts.md',
+    text: 'unchanged Node app (`server.listen(PORT)`) — 0 refused, 0 reset, 0 lost',
+    why: 'what a test holds (test/e2e/reload.test.ts)',
+  },
+  { file: 'docs/signals.md', text: 'a few milliseconds (4–8 ms measured here', why: 'a measurement of its own' },
+  { file: 'docs/signals.md', text: 'while a command line is read (up to 100 ms)', why: 'a constant of the code' },
+  { file: 'docs/signals.md', text: 'within 30 ms, that it got the signal', why: "tsx's constant" },
+  { file: 'docs/signals.md', text: 'a look waits for them 100 ms at most', why: 'a constant of the code' },
+  {
+    file: 'docs/performance.md',
+    text: 'a run of the figure alone on a busy machine: 319 ms',
+    why: 'another run, named as such',
+  },
+  {
+    file: 'docs/performance.md',
+    text: 'tries again every 20 ms; the gap is the restart delay, 100 ms and then 200 ms',
+    why: "the bench's settings",
+  },
+  { file: 'docs/performance.md', text: '`restart_delay` stays 100 ms', why: "the bench's setting" },
+  { file: 'docs/performance.md', text: "timeout (gsup's 8 s,", why: 'the default kill timeout' },
+];
 
 const escape = (text) => text.replace(/[.*+?^$()[\]{}|\\]/g, '\\$&');
 
@@ -217,13 +397,32 @@ export function misquoted(file, text, run) {
     .filter((each) => each.reads !== each.should);
 }
 
-/** Figures in a file's text (outside code) that no site quotes: { figure, line }. */
+/** Where each of OTHER_FIGURES stands in a file: [start, end); throws when one is not there exactly once. */
+export function otherFiguresIn(file, text) {
+  return OTHER_FIGURES.filter((other) => other.file === file).map((other) => {
+    const matches = [...text.matchAll(new RegExp(escape(other.text).replace(/\s+/g, String.raw`\s+`), 'g'))];
+    if (matches.length !== 1)
+      throw new Error(`${file}: ${matches.length === 0 ? 'no' : matches.length} place(s) reading "${other.text}"`);
+    return [matches[0].index, matches[0].index + matches[0][0].length];
+  });
+}
+
+/** Figures in a file's text (outside code) that no site quotes and OTHER_FIGURES does not name: { figure, line }. */
 export function unsourcedFigures(file, text) {
   // Code (fenced or inline) is blanked, keeping every offset: `500ms` there is an example, not a figure.
-  const prose = text.replace(/```[\s\S]*?```|`[^`\n]*`/g, (code) => code.replace(/[^\n]/g, ' '));
-  const quoted = quotesIn(file, text).flatMap((found) => found.quotes);
+  let prose = text.replace(/```[\s\S]*?```|`[^`\n]*`/g, (code) => code.replace(/[^\n]/g, ' '));
+  const checked = PROSE_CHECKED[file];
+  if (checked) {
+    const from = text.indexOf(checked.from);
+    if (from < 0) throw new Error(`${file}: no "${checked.from}"`);
+    const heading = text.indexOf('\n#', from);
+    const to = heading < 0 ? text.length : heading;
+    prose = prose.replace(/[^\n]/g, (char, index) => (index >= from && index < to ? char : ' '));
+  }
+  const quoted = quotesIn(file, text).flatMap((found) => found.quotes.map((quote) => [quote.start, quote.end]));
+  const spans = [...quoted, ...otherFiguresIn(file, text)];
   return [...prose.matchAll(FIGURE)]
-    .filter((match) => !quoted.some((quote) => match.index >= quote.start && match.index < quote.end))
+    .filter((match) => !spans.some(([start, end]) => match.index >= start && match.index < end))
     .map((match) => ({ figure: match[0], line: text.slice(0, match.index).split('\n').length }));
 }
 
@@ -295,6 +494,8 @@ export function lastRun(markdown) {
     return { rss: match ? Number(match[1]) : undefined, private: match ? Number(match[2]) : undefined };
   };
   const [rss, anon] = read(idle.gsup, /^([\d.]+) MiB = [\d.]+× naive \(private ([\d.]+) MiB\)/, 'idle memory');
+  const latency = figure('latency');
+  const listenStartup = figure('startup-listen');
   const [header, ...drain] = tableRows(markdown, 'drain');
   const tsx = drain.find(([chain]) => chain === '`npx tsx server.ts`');
   const lost = (column) => read(tsx?.[header.indexOf(column)], /^(\d+) lost/, `drain figure for ${column}`)[0];
@@ -310,27 +511,52 @@ export function lastRun(markdown) {
     stopPeak: read(figure('stop-peak-rss').gsup, /^([\d.]+) MiB/, 'peak memory of the 1,000-process stop')[0],
     flood: read(figure('flood-through').gsup, /^(\d+) of (\d+)$/, 'the 30,000-signal flood'),
     restarts: restartsOf(markdown),
+    // A figure a run from before it lacks: undefined.
+    reloadP99: maybe(figure('reloads').gsup, /= ([\d.]+)× no reload/),
+    latency: { ratio: maybe(latency.gsup, /= ([\d.]+)× naive/) },
+    listen: {
+      startupMs: difference(
+        maybe(listenStartup.gsup, /^([\d.]+) ms/),
+        maybe(listenStartup.anchors, /without --listen: ([\d.]+) ms/),
+      ),
+      latencyRatio: maybe(figure('latency-listen').gsup, /= ([\d.]+)× naive/),
+    },
   };
 }
 
+/** The number a pattern finds in a cell, else undefined. */
+const maybe = (cell, pattern) => {
+  const match = pattern.exec(cell ?? '');
+  return match ? Number(match[1]) : undefined;
+};
+const difference = (a, b) => (a === undefined || b === undefined ? undefined : a - b);
+
 /**
  * The restarts table's counts per scenario (bench/restarts.js), both client kinds summed: { refused, reset,
- * lost }; a scenario not measured is left out, and a run from before the figure has none.
+ * lost, non2xx, held, kinds: { one, keep } }; a scenario not measured is left out, and a run from before the
+ * figure has none (one from before non-2xx was counted: 0 non-2xx).
  */
 function restartsOf(markdown) {
   if (!markdown.includes('<!-- bench:restarts -->')) return {};
   const [header, ...rows] = tableRows(markdown, 'restarts');
   const column = (name) => header.indexOf(name);
   const found = {};
+  const KIND = { 'one-connection': 'one', 'keep-alive': 'keep' };
+  const FIELDS = ['refused', 'reset', 'lost', 'non2xx'];
   let current;
   for (const cells of rows) {
     if (cells[0] !== '') current = Object.keys(SCENARIOS).find((id) => cells[0].startsWith(SCENARIOS[id]));
-    const counts = ['refused', 'reset', 'lost'].map((name) => Number(cells[column(name)]));
+    const cell = (name) => (column(name) < 0 ? '0' : cells[column(name)]);
+    const counts = ['refused', 'reset', 'lost', 'non-2xx'].map((name) => Number(cell(name)));
     if (!current || counts.some((count) => !Number.isInteger(count))) continue;
-    const sum = (found[current] ??= { refused: 0, reset: 0, lost: 0 });
-    sum.refused += counts[0];
-    sum.reset += counts[1];
-    sum.lost += counts[2];
+    const sum = (found[current] ??= { refused: 0, reset: 0, lost: 0, non2xx: 0, held: undefined, kinds: {} });
+    const kind = (sum.kinds[KIND[cells[column('clients')]]] = {});
+    FIELDS.forEach((field, index) => {
+      sum[field] += counts[index];
+      kind[field] = counts[index];
+    });
+    const held = /^(\d+) \(/.exec(cell('at the crashes') ?? '');
+    if (held) sum.held = Number(held[1]);
   }
   return found;
 }

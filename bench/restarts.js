@@ -6,9 +6,12 @@
 //     the same with `--listen PORT`, and pm2 fork mode (autorestart, restart_delay 100);
 //   reloads (300 ms requests, three of them, 1 s of load apart):
 //     `gsup --listen PORT --reload-signal SIGHUP -- node app.js`, and pm2 cluster mode's `pm2 reload`;
+//     both again with the app's shutdown as the Node and Express guides write it (`server.close()`, --guide),
+//     keep-alive clients reported beside one-connection ones;
 //   and the same loads with nothing happening (no crash, no reload): the reloads' p99 is held to the latter,
 //   and both show what the client counts when nothing goes wrong (0 refused, 0 reset, 0 lost).
-// Counted per client kind: attempts, answered, refused, reset, lost, p50/p99 latency (the connect included).
+// Counted per client kind: attempts, answered, refused, reset, lost, non-2xx, p50/p99 latency (the connect
+// included).
 // The app writes what happened to a state file (each run's listen, each crash with the connections and
 // requests the run had open, each drain and exit), which both drives the scenario and is the crash budget's
 // measure: under --listen, reset + lost ≤ the connections the crashing runs had accepted.
@@ -41,6 +44,8 @@ export const SCENARIOS = {
   steady: 'no reload: `gsup --listen PORT --reload-signal SIGHUP -- node app.js` (300 ms requests)',
   reload: `${RELOADS} reloads: the same, SIGHUP to gsup`,
   'pm2-cluster': `${RELOADS} reloads: pm2 cluster mode (1 instance), \`pm2 reload\``,
+  'reload-guide': `${RELOADS} reloads, the app's shutdown its guide's (\`server.close()\`): SIGHUP to gsup`,
+  'pm2-cluster-guide': `${RELOADS} reloads, the same app: pm2 cluster mode (1 instance), \`pm2 reload\``,
 };
 
 /** The machine's CPU time so far, all cores (/proc/stat's first line): { idle, total } in ticks. */
@@ -65,6 +70,15 @@ const events = (file) => {
     return readFileSync(file, 'utf8').split('\n').filter(Boolean);
   } catch {
     return [];
+  }
+};
+/** The process is gone (or a zombie its parent has yet to reap is all that is left of it). */
+const gone = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return / Z /.test(readFileSync(`/proc/${pid}/stat`, 'latin1').split(')').at(-1).slice(0, 3));
+  } catch {
+    return true;
   }
 };
 const pidsOf = (file, word) =>
@@ -189,7 +203,8 @@ const steady = (durationMs) => async (handle, started) => {
 };
 
 /**
- * Reloads: 1 s of load, then a reload that ends when the new run listened and the old one exited; three
+ * Reloads: 1 s of load, then a reload that ends when the new run listened and the old one is gone (its exit,
+ * or SIGKILL at the kill timeout: a guide's `server.close()` waits for every kept-alive connection); three
  * times, then 1 s more. (Whether gsup signals the old run only after the new one listens is the e2e tests'
  * to prove: the app's own `listening` line comes a tick after the listen its preload reports.)
  */
@@ -200,7 +215,7 @@ const reloads = (state) => async (handle) => {
     const old = before.at(-1);
     await handle.reload();
     await until(
-      () => pidsOf(state, 'listening').length > before.length && pidsOf(state, 'exit').includes(old),
+      () => pidsOf(state, 'listening').length > before.length && (pidsOf(state, 'exit').includes(old) || gone(old)),
       30_000,
       `reload ${index + 1}: a new run listened and the old one (${old}) exited`,
     );
@@ -208,7 +223,8 @@ const reloads = (state) => async (handle) => {
   await sleep(1000);
 };
 
-export async function measureRestarts(log = (line) => process.stderr.write(`${line}\n`)) {
+/** Each scenario of `only` (ids of SCENARIOS; all by default), in the order of the plans. */
+export async function measureRestarts(log = (line) => process.stderr.write(`${line}\n`), only = undefined) {
   const crashApp = (port, state, crashes) => [
     '--port',
     String(port),
@@ -222,6 +238,7 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
     '1000',
   ];
   const reloadApp = (port, state) => ['--port', String(port), '--delay', String(RELOAD_DELAY_MS), '--state', state];
+  const guideApp = (port, state) => [...reloadApp(port, state), '--guide'];
   const restart = ['--restart', 'always', '--restart-delay', '100ms'];
   const plans = [
     {
@@ -261,9 +278,21 @@ export async function measureRestarts(log = (line) => process.stderr.write(`${li
       box: (port, state, work) => () => pm2Box('cluster', reloadApp(port, state), work),
       act: reloads,
     },
+    {
+      id: 'reload-guide',
+      box: (port, state) => () =>
+        gsupBox(['--listen', String(port), '--reload-signal', 'SIGHUP'], guideApp(port, state)),
+      act: reloads,
+    },
+    {
+      id: 'pm2-cluster-guide',
+      box: (port, state, work) => () => pm2Box('cluster', guideApp(port, state), work),
+      act: reloads,
+    },
   ];
   const results = {};
   for (const plan of plans) {
+    if (only && !only.includes(plan.id)) continue;
     const work = mkdtempSync(join(tmpdir(), 'gsup-restarts-'));
     const state = join(work, 'state');
     const port = await freePort();
@@ -294,7 +323,8 @@ const percent = (share) => `${(100 * share).toFixed(0)} %`;
 const sum = (result, field) => Object.values(result.kinds).reduce((total, kind) => total + kind[field], 0);
 const accepted = (result) => result.crashes.reduce((total, crash) => total + crash.connections, 0);
 const fmt = (value) => (value === undefined ? '-' : `${value.toFixed(value < 10 ? 1 : 0)}`);
-const counts = (kind) => `${kind.refused} refused, ${kind.reset} reset, ${kind.lost} lost of ${kind.attempts}`;
+const counts = (kind) =>
+  `${kind.refused} refused, ${kind.reset} reset, ${kind.lost} lost, ${kind.non2xx} non-2xx of ${kind.attempts}`;
 const summary = (result) =>
   Object.entries(result.kinds)
     .map(([kind, stats]) => `${kind}: ${counts(stats)}, p50/p99 ${fmt(stats.p50Ms)}/${fmt(stats.p99Ms)} ms`)
@@ -309,16 +339,18 @@ export function restartsTable(results) {
     `Restarts: ${CLIENTS.one} one-connection and ${CLIENTS.keep} keep-alive clients at once (bench/lib/load-client.js), ` +
     `the app fixtures/restart-app.js; crashes: 10 ms requests, the first two runs crash 1 s after they listen, ` +
     `load for ${LOAD_MS / 1000} s and until the third run has served 0.5 s; reloads: 300 ms requests, ` +
-    `${RELOADS} reloads 1 s of load apart. Latency from before the connect to the answer's last byte. ` +
+    `${RELOADS} reloads 1 s of load apart; "its guide's": the same app with the shutdown the Node and Express ` +
+    `guides write (\`server.close()\` on SIGTERM or SIGINT, nothing else). ` +
+    `Latency from before the connect to the answer's last byte. ` +
     `"At the crashes": the connections (and requests) the crashing runs had accepted and not closed. ` +
     `Load: the 1-minute load average when the scenario began; idle: the machine's idle CPU share during it.`;
   const lines = [
-    '| scenario | clients | attempts | answered | refused | reset | lost | p50 / p99 | at the crashes | load; idle |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| scenario | clients | attempts | answered | refused | reset | lost | non-2xx | p50 / p99 | at the crashes | load; idle |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const result of Object.values(results)) {
     if (result.failed) {
-      lines.push(`| ${result.name} | | not measured: ${result.failed} | | | | | | | |`);
+      lines.push(`| ${result.name} | | not measured: ${result.failed} | | | | | | | | |`);
       continue;
     }
     const crashes = result.crashes.length
@@ -328,7 +360,7 @@ export function restartsTable(results) {
       const first = kind === Object.keys(result.kinds)[0];
       lines.push(
         `| ${first ? result.name + (result.note ? ` (${result.note})` : '') : ''} | ${KINDS[kind]} | ${stats.attempts} | ` +
-          `${stats.answered} | ${stats.refused} | ${stats.reset} | ${stats.lost} | ` +
+          `${stats.answered} | ${stats.refused} | ${stats.reset} | ${stats.lost} | ${stats.non2xx} | ` +
           `${fmt(stats.p50Ms)} / ${fmt(stats.p99Ms)} ms | ${first ? crashes : ''} | ${first ? `${result.load1m.toFixed(2)}; ${percent(result.idle)}` : ''} |`,
       );
     }
@@ -373,6 +405,27 @@ export function restartsTable(results) {
         ratio: p99(reload) / p99(calm),
       },
     });
+  const guide = results['reload-guide'];
+  const pm2Guide = results['pm2-cluster-guide'];
+  const apart = (result) =>
+    Object.entries(result.kinds)
+      .map(([kind, stats]) => `${KINDS[kind]}: ${counts(stats)}, p99 ${fmt(stats.p99Ms)} ms`)
+      .join('; ');
+  if (!guide || guide.failed || !calm || calm.failed)
+    rows.push({ id: 'reloads-guide', skipped: guide?.failed ?? calm?.failed ?? 'not run' });
+  else
+    rows.push({
+      id: 'reloads-guide',
+      result: `${apart(guide)}; p99 ${(p99(guide) / p99(calm)).toFixed(2)}× no reload`,
+      anchors: `pm2 cluster reload: ${!pm2Guide || pm2Guide.failed ? 'not measured' : apart(pm2Guide)}`,
+      measured: {
+        refused: sum(guide, 'refused'),
+        reset: sum(guide, 'reset'),
+        lost: sum(guide, 'lost'),
+        non2xx: sum(guide, 'non2xx'),
+        ratio: p99(guide) / p99(calm),
+      },
+    });
   return { caption, lines, rows };
 }
 
@@ -382,8 +435,12 @@ export default async function restarts({ row, table }) {
   table('restarts', { caption, lines });
 }
 
+// `node bench/restarts.js [--only ID,ID] [--json]`: the figure alone, or some of its scenarios (SCENARIOS' ids).
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const results = await measureRestarts();
+  const at = process.argv.indexOf('--only');
+  const only = at > 0 ? process.argv[at + 1].split(',') : undefined;
+  for (const id of only ?? []) if (!SCENARIOS[id]) throw new Error(`no scenario ${id}: ${Object.keys(SCENARIOS)}`);
+  const results = await measureRestarts(undefined, only);
   const { caption, lines, rows } = restartsTable(results);
   console.log(`\n${renderTable(rows).join('\n')}\n\n${[caption, '', ...lines].join('\n')}`);
   if (process.argv.includes('--json')) console.log(JSON.stringify(results));

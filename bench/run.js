@@ -11,6 +11,9 @@
 //   npm run bench -- --only latency,stops
 //   npm run bench -- --write-docs     everything, then the tables of docs/performance.md rewritten,
 //                                     and the figures README.md and docs/ quote from them (bench/quotes.js)
+//   npm run bench -- --only restarts --write-docs
+//                                     those figures' rows and tables rewritten alone (the line under the
+//                                     table says which figures were measured when), then the quotes
 //   node bench/soak.js 600 [--daemons] the memory soak alone, for 10 minutes (half the orphans daemons)
 //   node bench/drain.js               the drain figure alone
 //   node bench/restarts.js            the restarts figure alone (crash-restarts and reloads under load)
@@ -22,7 +25,7 @@ import idle from './idle.js';
 import latency from './latency.js';
 import { descendants } from './lib/proc.js';
 import { ROOT, has, unshareWorks } from './lib/spawn.js';
-import { cells, machine, markers, renderTable, writeBetween } from './lib/table.js';
+import { cells, machine, markers, mergeRows, renderTable, writeBetween } from './lib/table.js';
 import { QUOTED_FILES, lastRun, quotesIn, rewriteQuotes } from './quotes.js';
 import reaping from './reaping.js';
 import restarts from './restarts.js';
@@ -49,8 +52,7 @@ function parse(args) {
   }
   for (const name of options.only)
     if (!FIGURES[name]) throw new Error(`unknown figure ${name}: ${Object.keys(FIGURES).join(', ')}`);
-  if (options.writeDocs && (options.quick || options.only.length < Object.keys(FIGURES).length))
-    throw new Error('--write-docs takes a full run: no --quick, no --only');
+  if (options.writeDocs && options.quick) throw new Error('--write-docs takes full figures: no --quick');
   return options;
 }
 
@@ -126,9 +128,21 @@ const measured = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine
 console.log(`\n${table.join('\n')}`);
 for (const { caption, lines } of Object.values(tables)) console.log(`\n${[caption, '', ...lines].join('\n')}`);
 console.log(`\n${measured}`);
+const partial = options.only.length < Object.keys(FIGURES).length;
 if (options.writeDocs) {
-  writeBetween(DOCS, 'table', [...table, '', measured]);
-  for (const name of TABLES) {
+  if (!partial) writeBetween(DOCS, 'table', [...table, '', measured]);
+  else {
+    // The other figures' rows stay the last full run's; the line under the table says what is newer.
+    const region = readFileSync(DOCS, 'utf8');
+    const { from, to } = markers(region, 'table');
+    const written = region.slice(from, to).trim().split('\n');
+    const under = written.filter((line) => line.startsWith('Measured ')).map((line) => line.replace(/\.$/, ''));
+    const note = `${options.only.join(', ')} measured again ${measured.slice('Measured '.length, -1)}, alone`;
+    // A note of an earlier partial run of the same figures goes: this one's replaces it.
+    const said = (under[0] ?? 'Measured ?').split('; ').filter((part) => !part.startsWith(note.split(' measured')[0]));
+    writeBetween(DOCS, 'table', [...mergeRows(written, rows), '', `${[...said, note].join('; ')}.`]);
+  }
+  for (const name of TABLES.filter((each) => tables[each])) {
     const { caption, lines } = tables[name];
     writeBetween(DOCS, name, lines.length > 0 ? lines : [caption]);
   }

@@ -8,5 +8,6 @@ export declare function podmanTry(
   args: string[],
   options?: { timeout?: number },
 ): { status: number | null; stdout: string; stderr: string };
-export declare function buildImage(): { tini?: boolean; dumbInit?: boolean };
+export declare function buildImage(tag?: string): { tini?: boolean; dumbInit?: boolean };
+export declare function ownTag(now?: Date, pid?: number): string;
 export declare function removeContainer(name: string): void;

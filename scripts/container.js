@@ -1,9 +1,11 @@
 // A real container runtime for the tests and the drain benchmark: rootful
 // podman with runc, and a local image built from this machine's own binaries
-// (no registry is reachable): node, npm, sh, the few tools the tests use,
+// (no registry needed): node, npm, sh, the few tools the tests use,
 // tini and dumb-init where present, each with the libraries ldd lists, and
 // the packed gsup installed globally the way a user installs it.
-// See ../shared/containers.md (in the workplace) for why each setting.
+// The container tests build and use one fixed tag (IMAGE); `node
+// scripts/container.js` builds under a tag of its own each time, so that it
+// never replaces the image the tests run, and removes no image.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -24,8 +26,10 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const IMAGE = 'localhost/gsup-local:test';
-// Marks the images built here, so that one a later build replaced is found and removed.
+// Marks the images built here, with the tag each was built under: a build of IMAGE removes only what an earlier
+// build of IMAGE left (the image it replaced), never an image built under another tag or by anything else.
 const LABEL = 'gsup-local=test';
+const tagLabel = (tag) => `gsup-local.tag=${tag}`;
 // Tools copied into the image when this machine has them.
 const TOOLS = ['sh', 'env', 'sleep', 'setsid', 'tty', 'cat', 'tini', 'dumb-init'];
 
@@ -114,13 +118,18 @@ function copyWithLibraries(rootfs, source, target = source) {
   }
 }
 
+/** A tag of its own for one build outside the tests: the time and the pid, so that two builds never share one. */
+export function ownTag(now = new Date(), pid = process.pid) {
+  return `localhost/gsup-local:build-${now.toISOString().replace(/\D/g, '').slice(0, 14)}-${pid}`;
+}
+
 /**
- * Builds the image (a few seconds): node at /usr/local/bin, npm and npx, the
+ * Builds the image under `tag` (a few seconds): node at /usr/local/bin, npm and npx, the
  * tools above, and `npm install -g` of gsup's own package (`npm pack`).
  * ENTRYPOINT ["gsup", "--"], as the README's Dockerfile has it.
  * Returns what it holds: { tini, dumbInit } when they were copied.
  */
-export function buildImage() {
+export function buildImage(tag = IMAGE) {
   const work = mkdtempSync(join(tmpdir(), 'gsup-image-'));
   const rootfs = join(work, 'rootfs');
   try {
@@ -186,13 +195,16 @@ export function buildImage() {
     );
     const tar = join(work, 'rootfs.tar');
     execFileSync('tar', ['-C', rootfs, '-cf', tar, '.']);
-    // The image this one replaces: once the tag moves it would be left behind as <none>.
-    const replaced = imageId();
+    // The image this one replaces under IMAGE, if an earlier build of IMAGE made it: once the tag moves it
+    // would be left behind as <none>.
+    const replaced = tag === IMAGE ? imageId(tag, true) : undefined;
     podman(
       [
         'import',
         '--change',
         `LABEL ${LABEL}`,
+        '--change',
+        `LABEL ${tagLabel(tag)}`,
         '--change',
         'ENTRYPOINT ["gsup", "--"]',
         '--change',
@@ -200,11 +212,12 @@ export function buildImage() {
         '--change',
         'ENV HOME=/root',
         tar,
-        IMAGE,
+        tag,
       ],
       { timeout: 180_000 },
     );
-    // What the tag left: the image replaced now, and any of ours an earlier build could not remove.
+    if (tag !== IMAGE) return held;
+    // What IMAGE's builds left: the image replaced now, and any an earlier build of IMAGE could not remove.
     // Not forced: an image a container still runs stays, until a build after that container is gone.
     const dangling = podmanTry([
       'images',
@@ -214,9 +227,11 @@ export function buildImage() {
       'dangling=true',
       '--filter',
       `label=${LABEL}`,
+      '--filter',
+      `label=${tagLabel(IMAGE)}`,
     ]);
     const left = new Set(dangling.stdout.split('\n').filter(Boolean));
-    if (replaced && replaced !== imageId()) left.add(replaced);
+    if (replaced && replaced !== imageId(tag)) left.add(replaced);
     for (const id of left) podmanTry(['rmi', id]);
     return held;
   } finally {
@@ -224,10 +239,13 @@ export function buildImage() {
   }
 }
 
-/** The full id of the image tagged IMAGE, or undefined when there is none. */
-function imageId() {
-  const found = podmanTry(['image', 'inspect', '--format', '{{.Id}}', IMAGE]);
-  return found.status === 0 ? found.stdout.trim() || undefined : undefined;
+/** The full id of the image tagged `tag` (with `ours`: only if a build of that tag here made it), or undefined. */
+function imageId(tag, ours = false) {
+  const format = `{{.Id}} {{index .Labels "gsup-local.tag"}}`;
+  const found = podmanTry(['image', 'inspect', '--format', format, tag]);
+  if (found.status !== 0) return undefined;
+  const [id, madeAs] = found.stdout.trim().split(' ');
+  return id && (!ours || madeAs === tag) ? id : undefined;
 }
 
 /** Removes a container, whatever state it is in. */
@@ -235,13 +253,15 @@ export function removeContainer(name) {
   podmanTry(['rm', '-f', '-t', '0', name]);
 }
 
-// `node scripts/container.js` (as root, with podman and runc): builds the image and prints its name.
+// `node scripts/container.js` (as root, with podman and runc): builds the image under a tag of its own
+// (ownTag), never the tests' IMAGE, and prints that tag.
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const reason = podmanSkipReason();
   if (reason) {
     console.error(`cannot build the image: ${reason}`);
     process.exit(1);
   }
-  buildImage();
-  console.log(IMAGE);
+  const tag = ownTag();
+  buildImage(tag);
+  console.log(tag);
 }

@@ -5,15 +5,16 @@
 //   one-connection clients: a new TCP connection per request (`Connection: close`);
 //   keep-alive clients: one connection, reused until the server closes it or says `Connection: close`.
 // Each attempt ends as exactly one of:
-//   answered   a whole 200 answer;
+//   answered   a whole 2xx answer;
+//   non-2xx    a whole answer with another status (a closing server's 503, say): the server answered, no;
 //   refused    the connect failed with ECONNREFUSED (that client tries again 20 ms later, not at once);
 //   reset      ECONNRESET or EPIPE once connected (mid-request, or a keep-alive connection reused as it ended);
-//   lost       anything else: the connection ended without a whole answer (an empty reply), another status,
-//              another error, or no answer within --timeout.
+//   lost       anything else: the connection ended without a whole answer (an empty reply), another error,
+//              or no answer within --timeout.
 // Latency: from the attempt's start (before the connect, for a new connection) to the answer's last byte.
 //   node bench/lib/load-client.js --port P [--host H] [--one N] [--keep N] [--timeout MS]
 // Prints `started` at once; on a line `stop` (or stdin's end) it stops sending, waits for what is in flight
-// (up to --timeout), and prints one JSON line: per kind { attempts, answered, refused, reset, lost, p50Ms,
+// (up to --timeout), and prints one JSON line: per kind { attempts, answered, non2xx, refused, reset, lost, p50Ms,
 // p99Ms, maxMs, pids: { PID: answers } }, and the client's own cost (cpuMs, wallMs, loopLagP99Ms).
 import { connect } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -34,7 +35,7 @@ const LAG_RESOLUTION_MS = 10;
 
 const kinds = {};
 for (const kind of Object.keys(counts))
-  kinds[kind] = { attempts: 0, answered: 0, refused: 0, reset: 0, lost: 0, latencies: [], pids: {} };
+  kinds[kind] = { attempts: 0, answered: 0, non2xx: 0, refused: 0, reset: 0, lost: 0, latencies: [], pids: {} };
 
 let running = true;
 let inFlight = 0;
@@ -108,7 +109,8 @@ function client(kind) {
       buffer = answer.rest;
       const reuse = keepAlive && !answer.close;
       if (!reuse) drop();
-      settle(answer.status === 200 ? 'answered' : 'lost', answer.pid);
+      const outcome = answer.status >= 200 && answer.status < 300 ? 'answered' : answer.status > 0 ? 'non2xx' : 'lost';
+      settle(outcome, answer.pid);
     });
     made.on('error', (error) => {
       if (made !== socket) return;

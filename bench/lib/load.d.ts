@@ -2,6 +2,8 @@
 export interface KindCounts {
   attempts: number;
   answered: number;
+  /** A whole answer with a status outside 2xx. */
+  non2xx: number;
   refused: number;
   reset: number;
   lost: number;

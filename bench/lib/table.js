@@ -54,3 +54,37 @@ export function writeBetween(file, name, lines) {
   const { from, to } = markers(text, name);
   writeFileSync(file, `${text.slice(0, from)}\n${lines.join('\n')}\n${text.slice(to)}`);
 }
+
+/** The budget a row of the written table stands for, by its figure cell ({name}: what the run filled in). */
+export function budgetOfFigure(figure) {
+  const escape = (words) => words.replace(/[.*+?^$()[\]{}|\\]/g, '\\$&');
+  return BUDGETS.find((entry) =>
+    new RegExp(
+      `^${entry.figure
+        .split(/\{\w+\}/)
+        .map(escape)
+        .join('.+')}$`,
+    ).test(figure),
+  );
+}
+
+/**
+ * The written table's lines with the rows of some figures replaced by a partial run's (`npm run bench --
+ * --only NAME --write-docs`): the other rows stay as the last full run wrote them, in the budgets' order.
+ */
+export function mergeRows(written, rows) {
+  const fresh = new Set(rows.map((row) => row.id));
+  const rendered = renderTable(rows).slice(HEADER.length);
+  const kept = written
+    .filter((line) => line.startsWith('|'))
+    .slice(HEADER.length)
+    .map((line) => ({ line, entry: budgetOfFigure(line.slice(2, -2).split(' | ')[0]) }))
+    .filter(({ entry }) => entry && !fresh.has(entry.id));
+  const all = [
+    ...kept,
+    ...rendered.map((line) => ({ line, entry: budgetOfFigure(line.slice(2, -2).split(' | ')[0]) })),
+  ];
+  // Stable: the rows of one figure (drain's chains) keep their order.
+  const order = (item) => BUDGETS.indexOf(item.entry);
+  return [...HEADER, ...all.sort((a, b) => order(a) - order(b)).map((item) => item.line)];
+}

@@ -67,7 +67,21 @@ describe('--restart', () => {
     expect((await hup.finished()).code).toBe(129);
     expect(hup.count(/^ready/)).toBe(1);
     expect(hup.count(/^signal: SIGHUP /)).toBe(1);
-    expect(hup.stderr.join('\n')).not.toContain('restart');
+    expect(hup.stderr.join('\n')).not.toMatch(/restarting/);
+  });
+
+  it('a forwarded signal that ends the app: one line at the default level says which, that no restart follows, and the flag', async () => {
+    // The app has no handler of its own for SIGHUP (it prints, then dies of it): as `podman kill --signal HUP`.
+    const run = gsup(['--restart', 'on-failure', '--', 'node', PRINTER, '--die-of', 'SIGHUP']);
+    await run.ready();
+    run.signal('SIGHUP');
+    expect((await run.finished()).code).toBe(129);
+    expect(run.count(/^signal: SIGHUP /)).toBe(1);
+    expect(run.count(/^ready/)).toBe(1);
+    expect(run.stderr).toEqual([
+      '[gsup] command died of SIGHUP, which gsup forwarded: not restarted (--restart on-failure: a signal gsup ' +
+        'forwarded is no failure); --reload-signal SIGHUP (with --listen or --wait-ready) would make it a reload',
+    ]);
   });
 
   it('on-failure: after a signal gsup did not send', async () => {

@@ -2,6 +2,7 @@ import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machin
 import type { Target } from '../../src/engine/machine/ledger.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 import { signalNumber } from '../../src/signals.js';
+import { reloadableSignals } from '../../src/engine/config/config.js';
 import type { Snapshot } from '../../src/engine/machine/values.js';
 
 /** The machine's configuration in the table tests: the defaults, then what a test sets. */
@@ -17,6 +18,7 @@ export const machineConfig: MachineConfig = {
   waitReady: false,
   readyTimeout: undefined,
   retireSignal: 'SIGTERM',
+  reload: { signal: undefined, candidates: reloadableSignals(new Map()) },
 };
 
 /** What `step` is told besides the input: the time and the configuration (with `base` under `overrides`). */

@@ -5,7 +5,7 @@ import type { HealthConfig } from '../health/probes.js';
 import { ON_EXIT_POLICIES, type OnExitPolicy } from '../machine/on-exit.js';
 import { RESTART_MODES, type RestartMode } from '../machine/restart.js';
 import { TARGET_MODES, type TargetMode } from '../tree/targets.js';
-import { JOB_CONTROL_SIGNALS, NOT_FORWARDED, STOP_SIGNALS } from '../../signals.js';
+import { forwardableSignals, JOB_CONTROL_SIGNALS, NOT_FORWARDED, STOP_SIGNALS } from '../../signals.js';
 
 /**
  * What one supervision is asked to do, every field set: the CLI builds it
@@ -158,6 +158,12 @@ export function reloadSignalProblem(
   if (signal === pdeathsig) return `${signal} is the --pdeathsig signal`;
   if (rewrite.has(signal)) return `a --rewrite rule rewrites ${signal}`;
   return undefined;
+}
+
+/** The signals that could be the reload signal and, forwarded, are what gsup received (no rule makes them). */
+export function reloadableSignals(rewrite: ReadonlyMap<SignalName, SignalName | null>): ReadonlySet<SignalName> {
+  const made = new Set(rewrite.values());
+  return new Set(forwardableSignals().filter((signal) => !made.has(signal) && !reloadSignalProblem(signal, rewrite)));
 }
 
 /** The value, as an error line names it. */

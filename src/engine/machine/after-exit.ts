@@ -1,4 +1,4 @@
-import type { ProcessInfo } from '../../platform/types.js';
+import type { ProcessInfo, SignalName } from '../../platform/types.js';
 import { exitStatus } from './exit-status.js';
 import { describeExit } from './format.js';
 import { onExitAction } from './on-exit.js';
@@ -30,6 +30,7 @@ export function commandExit(
   const decision = decideRestart(state.tally.restarts, facts.config, exit, facts.now - state.run.startedAt, input.sent);
   const restart = planOf(decision.decision, facts);
   if (!restart && decision.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
+  else if (!restart && exit.signal && input.sent.has(exit.signal)) forwardedDeath(exit.signal, facts, out);
   const exited: In<'exited'> = {
     phase: 'exited',
     tally: { ...state.tally, restarts: decision.state },
@@ -42,6 +43,34 @@ export function commandExit(
   if (!input.mayHaveDaemon && input.treeGone) return afterExit(exited, [], undefined, facts, out);
   out.push({ kind: 'look', delayMs: 0 });
   return exited;
+}
+
+/**
+ * The command died of a signal gsup forwarded (no stop's: a stop was not under way), and no restart follows: said
+ * at the default level, since nothing else would say why the app ended, with the flag that makes it a reload.
+ */
+function forwardedDeath(signal: SignalName, facts: Facts, out: Out): void {
+  const { restart, waitReady, listen } = facts.config;
+  const { signal: reloadSignal, candidates: reloadable } = facts.config.reload;
+  const policy =
+    restart === 'never' ? '--restart never' : `--restart ${restart}: a signal gsup forwarded is no failure`;
+  let hint = '';
+  if (reloadSignal) hint = `; the reload signal is ${reloadSignal}`;
+  else if (reloadable.has(signal)) {
+    const needs = waitReady || listen ? '' : ' (with --listen or --wait-ready)';
+    hint = `; --reload-signal ${signal}${needs} would make it a reload`;
+  }
+  log(
+    out,
+    'warn',
+    'forwarded-death',
+    `command died of ${signal}, which gsup forwarded: not restarted (${policy})${hint}`,
+    {
+      signal,
+      restart,
+      ...(reloadSignal ? { reloadSignal } : reloadable.has(signal) && { reloadable: true }),
+    },
+  );
 }
 
 /** What the command left: stop it before a restart, or as `--on-exit` says (stop, stay, or exit). */

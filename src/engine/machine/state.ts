@@ -64,6 +64,8 @@ export interface MachineConfig {
   readonly retireSignal: SignalName;
   /** Held sockets (--listen): their names, and whether gsup's preload is handed to Node (not --no-listen-preload). */
   readonly listen?: { readonly names: readonly string[]; readonly preload: boolean };
+  /** --reload-signal, and the signals it could be (its rules): named when a forwarded one ends the app. */
+  readonly reload: { readonly signal: SignalName | undefined; readonly candidates: ReadonlySet<SignalName> };
 }
 
 /**

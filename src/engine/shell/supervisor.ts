@@ -3,7 +3,7 @@ import { currentPlatform, type Platform, type SignalName } from '../../platform/
 import { signalNumber } from '../../signals.js';
 import { supervisorHandle, supervisorResult } from '../config/api.js';
 import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../config/api.js';
-import { resolveConfig, type SupervisorConfig } from '../config/config.js';
+import { reloadableSignals, resolveConfig, type SupervisorConfig } from '../config/config.js';
 import { HealthSchedule } from '../health/schedule.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type State } from '../machine/step.js';
 import { notStarted, startDirectory, type CommandRun } from '../children/run.js';
@@ -87,7 +87,14 @@ class Supervisor implements Shell {
     // A run is retired with SIGTERM as a rule rewrites it (-r TERM:INT), as the orchestrator's SIGTERM would be.
     const retireSignal = this.intake.stopRequested('SIGTERM');
     const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
-    this.machine = { ...config, probes: config.health !== undefined, retireSignal, ...(listen && { listen }) };
+    const reload = { signal: config.reloadSignal, candidates: reloadableSignals(config.rewrite) };
+    this.machine = {
+      ...config,
+      probes: config.health !== undefined,
+      retireSignal,
+      reload,
+      ...(listen && { listen }),
+    };
     const urgent = (event: EngineEvent) =>
       event.kind === 'stop' ||
       event.kind === 'command-exit' ||
