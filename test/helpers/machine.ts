@@ -17,6 +17,7 @@ export const machineConfig: MachineConfig = {
   waitReady: false,
   readyTimeout: undefined,
   retireSignal: 'SIGTERM',
+  reloadDrain: 6000,
 };
 
 /** What `step` is told besides the input: the time and the configuration (with `base` under `overrides`). */
