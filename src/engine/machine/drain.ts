@@ -51,7 +51,8 @@ function heardOf(state: State, id: number, said: ReadonlyMap<number, number>, fa
     sent++;
   }
   const next: Told = { ...told, conns, sent };
-  if (told.word === 'drain') {
+  // While it drains (its end says itself).
+  if (told.word === 'drain' && left(next).length > 0) {
     const message = `run ${id} drains: ${total(next)} connection(s) open (${left(next).length} process(es) hold some)`;
     log(out, answered ? 'info' : 'debug', 'drain-conns', message, { run: id, conns: total(next) });
   }
