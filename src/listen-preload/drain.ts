@@ -30,7 +30,7 @@ interface Session {
 }
 
 /** A process's drain: what it watches, and the word it was told. */
-interface Drain {
+export interface Drain {
   told: TellWord | undefined;
   servers: Set<Watched>;
   conns: Set<Socket>;
@@ -40,7 +40,8 @@ interface Drain {
 
 const drains = new WeakMap<Holder, Drain>();
 
-function drainOf(holder: Holder): Drain {
+/** This process's drain; gsup's words are read from the first on (a process that took a held socket). */
+export function drainOf(holder: Holder): Drain {
   let drain = drains.get(holder);
   if (!drain) {
     drain = { told: undefined, servers: new Set(), conns: new Set(), answers: new Set(), sessions: new Set() };
@@ -58,6 +59,7 @@ function closeAfter(answer: Answer): void {
 /** A server that took a held socket: its connections, answers and HTTP/2 sessions are watched from now on. */
 export function watch(holder: Holder, server: Watched): void {
   const drain = drainOf(holder);
+  if (drain.servers.has(server)) return;
   drain.servers.add(server);
   server.on('connection', (socket: Socket) => {
     drain.conns.add(socket);
