@@ -13,6 +13,8 @@ export interface Holder {
   path: string;
   /** What has been said already (each thing once). */
   said: Set<string>;
+  /** The report channel's end was read (gsup gone): its fd is no longer this process's to write to. */
+  unheard?: boolean;
 }
 
 export const fstat: Fstat = (fd) => {
@@ -41,13 +43,22 @@ export function sayOnce(holder: Holder, key: string, message: string): void {
 }
 
 /** A word on the run's report channel (a socketpair end: one small write, never waited for). */
-export function report(holder: Holder, word: ReportWord['word'], socket: HeldSocket): void {
+export function report(holder: Holder, word: 'listen' | 'close', socket: HeldSocket): void {
+  toGsup(holder, { word, name: socket.name, pid: process.pid }, `its ${word} on ${socket.name}`);
+}
+
+/** How many connections this process holds on its held sockets (told a word by gsup). */
+export function reportConns(holder: Holder, count: number): void {
+  toGsup(holder, { word: 'conns', pid: process.pid, count }, 'its connections');
+}
+
+function toGsup(holder: Holder, word: ReportWord, what: string): void {
   const fd = holder.held.reportFd;
-  if (fd === undefined) return;
+  if (fd === undefined || holder.unheard) return;
   try {
-    writeSync(fd, reportLine({ word, name: socket.name, pid: process.pid }));
+    writeSync(fd, reportLine(word));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    sayOnce(holder, 'report', `could not tell gsup of its ${word} on ${socket.name} (${code})`);
+    sayOnce(holder, 'report', `could not tell gsup of ${what} (${code})`);
   }
 }

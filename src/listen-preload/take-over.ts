@@ -1,6 +1,7 @@
 // Taking over: a listen() on a held port becomes a listen on the held socket's fd.
 import type { Server } from 'node:net';
 import { placement, showAddress } from './address.js';
+import { drainOf, watch } from './drain.js';
 import type { HeldSocket } from './held.js';
 import { fstat, report, say, type Holder } from './process.js';
 
@@ -85,6 +86,8 @@ function takeOverShared(holder: Holder, net: typeof import('node:net')): void {
     if (!socket) return create.apply(this, args);
     const handle = create.call(this, null, null, type, socket.fd, flags);
     if (typeof handle === 'object' && handle !== null) took(holder, handle as Handle, socket);
+    // Its workers' connections are theirs: it answers gsup's word at once (no server of its own to drain).
+    drainOf(holder);
     return handle;
   };
 }
@@ -114,6 +117,7 @@ export function takeOver(holder: Holder, net: typeof import('node:net')): void {
     if (!socket) return listen2.apply(this, args);
     const result = listen2.call(this, null, null, type, BACKLOG, socket.fd, flags);
     if (this._handle) took(holder, this._handle, socket);
+    watch(holder, this);
     return result;
   };
   takeOverShared(holder, net);

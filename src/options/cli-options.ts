@@ -10,7 +10,7 @@ import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
 import { USAGE } from './usage.js';
 import { parseDeathSignal, parseRewrite } from './signals.js';
-import { reloadConfig } from './reload.js';
+import { reloadConfig, reloadDrainConfig } from './reload.js';
 import { listenOptions, type ListenOptions } from './listen.js';
 import { readCount } from './counts.js';
 import { ignoredOptions, type Ignored } from './needs.js';
@@ -263,6 +263,7 @@ function optionsOf(flags: Record<string, any>, commandLine: string[], env: NodeJ
     waitReady,
     readyTimeout,
     reloadSignal: undefined,
+    reloadDrain: reloadDrainConfig(pick),
     ...listenOptions(
       pickList('listen', '--listen', 'GSUP_LISTEN'),
       flags.listenPreload !== false && envSwitch(env, 'GSUP_LISTEN_PRELOAD'),

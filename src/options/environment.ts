@@ -35,6 +35,7 @@ export const SETTINGS = [
   'GSUP_LISTEN',
   'GSUP_LISTEN_PRELOAD',
   'GSUP_RELOAD_SIGNAL',
+  'GSUP_RELOAD_DRAIN',
 ] as const;
 
 /**

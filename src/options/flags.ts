@@ -134,6 +134,10 @@ function buildProgram(version: string, write: (text: string) => void): Command {
     'this signal is not forwarded: it starts a new run beside the serving one, which gets SIGTERM once the new ' +
     'run is ready: listens on a held socket, or says so with --wait-ready (needs --listen or --wait-ready)';
   option('--reload-signal <signal>', reloadSignal, 'GSUP_RELOAD_SIGNAL', 'none');
+  const reloadDrain =
+    "how long a reload's old run may drain its connections (stops accepting, answers with Connection: close) " +
+    'before its SIGTERM; its kill timeout counts after it';
+  option('--reload-drain <duration>', reloadDrain, 'GSUP_RELOAD_DRAIN', '6s');
   option(
     '--status-port <port>',
     'serve /livez, /readyz and /metrics (Prometheus) on this port',

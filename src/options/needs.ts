@@ -69,6 +69,11 @@ export const NEEDS: readonly Need[] = [
     met: (options) => options.waitReady || options.reloadSignal !== undefined,
     unset: (options) => void (options.readyTimeout = undefined),
   },
+  {
+    option: ['reloadDrain', '--reload-drain', 'GSUP_RELOAD_DRAIN'],
+    needs: '--reload-signal',
+    met: (options) => options.reloadSignal !== undefined,
+  },
 ];
 
 /** An option given that does nothing, and the warning that says so. */

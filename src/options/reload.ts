@@ -1,7 +1,8 @@
 import type { ListenAddress } from '../engine/listen/address.js';
-import { reloadSignalProblem } from '../engine/config/config.js';
+import { DEFAULT_CONFIG, reloadSignalProblem } from '../engine/config/config.js';
 import type { SignalName } from '../platform/types.js';
 import { quoted, UsageError } from './errors.js';
+import { parseDuration } from './duration.js';
 import { parseSignal } from './signals.js';
 
 /** The flag if given, else the variable (named in errors as such): cli-options.ts's `pick`. */
@@ -31,4 +32,10 @@ export function reloadConfig(pick: Pick, taken: Taken): SignalName | undefined {
     throw new UsageError(`${given[1]} ${quoted(given[0])} needs --listen or --wait-ready: ${why}`);
   }
   return signal;
+}
+
+/** `--reload-drain` (GSUP_RELOAD_DRAIN): how long a reload's old run may drain before its stop signal. */
+export function reloadDrainConfig(pick: Pick): number {
+  const given = pick('reloadDrain', '--reload-drain', 'GSUP_RELOAD_DRAIN');
+  return given ? parseDuration(...given) : DEFAULT_CONFIG.reloadDrain;
 }

@@ -19,6 +19,7 @@ export const machineConfig: MachineConfig = {
   readyTimeout: undefined,
   retireSignal: 'SIGTERM',
   reload: { signal: undefined, candidates: reloadableSignals(new Map()) },
+  reloadDrain: 6000,
 };
 
 /** What `step` is told besides the input: the time and the configuration (with `base` under `overrides`). */

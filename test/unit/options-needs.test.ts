@@ -21,6 +21,11 @@ const CASES: Record<string, { value: string; with: string[]; needs: string }> = 
   '--restart-delay': { value: '2s', with: ['--restart', 'always'], needs: '--restart on-failure or always' },
   '--status-host': { value: '127.0.0.1', with: ['--status-port', '9100'], needs: '--status-port' },
   '--ready-timeout': { value: '5s', with: ['--wait-ready'], needs: '--wait-ready' },
+  '--reload-drain': {
+    value: '2s',
+    with: ['--listen', '127.0.0.1:8080', '--reload-signal', 'HUP'],
+    needs: '--reload-signal',
+  },
 };
 
 describe('options that do nothing without another (src/options/needs.ts)', () => {

@@ -184,6 +184,7 @@ describe('parseCommandLine', () => {
       maxRestarts: 10,
       restartDelay: 1000,
       waitReady: false,
+      reloadDrain: 6000, // a little over Node's own keep-alive timeout (5 s)
       listen: [],
       listenPreload: true,
       ignored: [],
@@ -204,6 +205,15 @@ describe('parseCommandLine', () => {
     await expect(timeout('30')).rejects.toThrow('invalid duration "30" for --ready-timeout: a number needs a unit');
     const maybe = parse(['x'], { GSUP_WAIT_READY: 'maybe' });
     await expect(maybe).rejects.toThrow('invalid value "maybe" for GSUP_WAIT_READY: expected 0 or 1');
+  });
+
+  it('--reload-drain and GSUP_RELOAD_DRAIN: a duration with a unit', async () => {
+    const reload = ['--listen', '8080', '--reload-signal', 'HUP'];
+    expect(await parse([...reload, '--reload-drain', '1m30s', 'x'])).toMatchObject({ reloadDrain: 90_000 });
+    expect(await parse([...reload, 'x'], { GSUP_RELOAD_DRAIN: '0' })).toMatchObject({ reloadDrain: 0 });
+    await expect(parse([...reload, '--reload-drain', '6', 'x'])).rejects.toThrow(
+      'invalid duration "6" for --reload-drain: a number needs a unit',
+    );
   });
 
   it('--reload-signal and GSUP_RELOAD_SIGNAL: a signal with nothing else to mean, and something to say ready', async () => {

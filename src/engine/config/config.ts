@@ -48,6 +48,11 @@ export interface SupervisorConfig {
   readyTimeout: number | undefined;
   /** This signal is not forwarded: it starts a new run beside the serving one, which is retired once it is ready. */
   reloadSignal: SignalName | undefined;
+  /**
+   * Milliseconds a reload's old run may drain its connections (its preload told to: held sockets) before its stop
+   * signal; its kill timeout counts after it, beside it.
+   */
+  reloadDrain: number;
 }
 
 /** A duration as the library takes it: milliseconds, or a string with units (`'500ms'`, `'10s'`, `'1m30s'`). */
@@ -60,9 +65,10 @@ type HealthDurationKey = (typeof HEALTH_DURATIONS)[number];
 export type HealthOptions = Omit<HealthConfig, HealthDurationKey> & { [K in HealthDurationKey]: Duration };
 
 /** `supervise()`'s share of the configuration: any field may be left out; durations may carry units. */
-type Durations = 'killTimeout' | 'stopDelay' | 'restartDelay' | 'health' | 'readyTimeout';
+type Durations = 'killTimeout' | 'stopDelay' | 'restartDelay' | 'health' | 'readyTimeout' | 'reloadDrain';
 export type ConfigOptions = Partial<Omit<SupervisorConfig, Durations>> & {
   killTimeout?: Duration;
+  reloadDrain?: Duration;
   readyTimeout?: Duration;
   stopDelay?: Duration;
   restartDelay?: Duration;
@@ -87,6 +93,9 @@ export const DEFAULT_CONFIG: Readonly<SupervisorConfig> = Object.freeze({
   waitReady: false,
   readyTimeout: undefined,
   reloadSignal: undefined,
+  // A little over Node's own keep-alive timeout (server.keepAliveTimeout, 5 s): an idle kept-alive connection is
+  // closed by the server's own timeout within the drain.
+  reloadDrain: 6000,
 });
 
 /**
@@ -120,6 +129,7 @@ export function resolveConfig(given: ConfigOptions, held = false): SupervisorCon
   set('health', health);
   set('waitReady', boolean);
   set('readyTimeout', positiveDuration);
+  set('reloadDrain', duration);
   set('reloadSignal', (value, name) => {
     if (typeof value !== 'string' || !(value in constants.signals))
       throw new TypeError(`${name}: ${shown(value)} is not a signal name: use full names such as 'SIGHUP'`);

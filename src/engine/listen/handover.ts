@@ -3,7 +3,7 @@ import type { Platform } from '../../platform/index.js';
 import type { HeldInput } from '../machine/state.js';
 import type { HeldSockets } from './held.js';
 import { readReports } from './report.js';
-import { FIRST_FD, LISTEN_FDNAMES, LISTEN_FDS, LISTEN_ID, REPORT_FD } from './wire.js';
+import { FIRST_FD, LISTEN_FDNAMES, LISTEN_FDS, LISTEN_ID, REPORT_FD, type TellWord } from './wire.js';
 
 /**
  * The preload that unchanged Node apps load under --listen (src/listen-preload.ts, installed by
@@ -32,7 +32,7 @@ export interface RunHandover {
  * run, never global: two runs may live at once.
  */
 export class Handover {
-  private readonly channels = new Map<number, { close(): void }>();
+  private readonly channels = new Map<number, ReturnType<typeof readReports>>();
   private readonly exec: RunHandover['exec'];
 
   constructor(
@@ -74,6 +74,11 @@ export class Handover {
       exec: this.exec,
       spawned: () => this.platform.sockets!.close(far),
     };
+  }
+
+  /** gsup's word to run `run` (one process of it that took a held socket reads it). */
+  tell(run: number, word: TellWord): void {
+    this.channels.get(run)?.tell(word);
   }
 
   /** Run `run` is over (the next one started, or gsup ends): its channel is let go. */

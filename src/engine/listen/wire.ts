@@ -32,7 +32,35 @@ export type ReportWord =
   /** The process `pid` took the held socket `name` (its first listen on it). */
   | { word: 'listen'; name: string; pid: number }
   /** The process `pid` closed its server on the held socket `name`. */
-  | { word: 'close'; name: string; pid: number };
+  | { word: 'close'; name: string; pid: number }
+  /** The process `pid`, told a word by gsup, holds `count` connections on its held sockets (then as it changes). */
+  | { word: 'conns'; pid: number; count: number };
+
+/**
+ * gsup's words to a run (the other way on the same channel), one a line, each read by one process that took a
+ * held socket (which then reads no more: a word per such process):
+ * - `drain`: a reload's old run — stop accepting on the held sockets in this process alone, answer every further
+ *   request with `Connection: close` (HTTP/2: GOAWAY), say its connections (`conns`) as they go;
+ * - `closing`: the final stop's delay — keep accepting, but answer with `Connection: close` (says `conns` once).
+ */
+export type TellWord = 'drain' | 'closing';
+
+export const TELL_WORDS: readonly TellWord[] = ['drain', 'closing'];
+
+/** One line gsup writes on a run's report channel. */
+export function tellLine(word: TellWord): string {
+  return `${JSON.stringify({ word })}\n`;
+}
+
+/** A line gsup wrote, or undefined when it is none of its words. */
+export function parseTell(line: string): TellWord | undefined {
+  try {
+    const word = (JSON.parse(line) as { word?: unknown } | null)?.word;
+    return TELL_WORDS.find((known) => known === word);
+  } catch {
+    return undefined;
+  }
+}
 
 /** One line for the report channel. */
 export function reportLine(word: ReportWord): string {
@@ -48,10 +76,13 @@ export function parseReport(line: string): ReportWord | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { word, name, pid } = value as Record<string, unknown>;
-  if ((word !== 'listen' && word !== 'close') || typeof name !== 'string' || !Number.isSafeInteger(pid)) {
-    return undefined;
+  const { word, name, pid, count } = value as Record<string, unknown>;
+  if (!Number.isSafeInteger(pid)) return undefined;
+  if (word === 'conns') {
+    if (!Number.isSafeInteger(count) || (count as number) < 0) return undefined;
+    return { word, pid: pid as number, count: count as number };
   }
+  if ((word !== 'listen' && word !== 'close') || typeof name !== 'string') return undefined;
   return { word, name, pid: pid as number };
 }
 

@@ -27,7 +27,7 @@ function shut(tally: Tally, names: readonly string[], reason: string, out: Out):
 }
 
 /** The run an input is of, when it is the current one or (a reload) the one beside it. */
-function runOf(state: State, id: number): Run | undefined {
+export function runOf(state: State, id: number): Run | undefined {
   if ('run' in state && state.run.id === id) return state.run;
   return state.tally.beside?.run.id === id ? state.tally.beside.run : undefined;
 }
@@ -73,6 +73,7 @@ export function heard(state: State, input: HeldInput, facts: Facts, out: Out): S
       return released(withRun(state, run.id, { ...held, takers, released: true }), out);
     }
     case 'takers-sampled':
+    case 'conns':
       return state; // what the kernel showed came first (socket-taken); what it was asked for decides (step.ts)
   }
 }

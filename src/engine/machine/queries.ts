@@ -35,14 +35,14 @@ export function probesCount(state: State): boolean {
 
 /**
  * What will end the run beside the current one (a reload's), if one is: the next run's ready timeout (then the
- * kernel's last answer on who of it listens, which the shell always gives); a retiring
+ * kernel's last answer on who of it listens, which the shell always gives); a draining run's drain limit; a retiring
  * run's kill timeout (before SIGKILL); the looks that follow SIGKILL (any look ends it once SIGKILL has had
  * MAX_KILL_MS); its command's exit (its part of the tree is gone); or the stop of the whole tree under way (a run it
  * cut short: the stop's end ends it). `stuck`: none of these, which the machine never leaves a run in
  * (test/unit/machine/beside.test.ts walks it, and checks that the timer or look named is due).
  */
 export type BesideEnd =
-  'next-ready-timeout' | 'last-sample' | 'retire-kill-timeout' | 'looks' | 'exit' | 'stop' | 'stuck';
+  'next-ready-timeout' | 'last-sample' | 'drain-limit' | 'retire-kill-timeout' | 'looks' | 'exit' | 'stop' | 'stuck';
 
 export function besideEnds(state: State): BesideEnd | undefined {
   const beside = state.tally.beside;
@@ -56,5 +56,6 @@ export function besideEnds(state: State): BesideEnd | undefined {
     const stopping = state.phase === 'stop-delay' || state.phase === 'stopping' || state.phase === 'killing';
     return stopping || state.phase === 'ending' ? 'stop' : 'stuck';
   }
+  if (beside.draining) return 'drain-limit';
   return beside.killedAt === undefined ? 'retire-kill-timeout' : 'looks';
 }

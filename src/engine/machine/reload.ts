@@ -1,3 +1,4 @@
+import { tell } from './drain.js';
 import { describeExit, formatDuration } from './format.js';
 import { log } from './outcomes.js';
 import { beginRetire } from './retire.js';
@@ -7,9 +8,9 @@ import type { Next, Retiring, Run } from './run.js';
 import type { Facts, In, Input, Out, State, Tally } from './state.js';
 import type { CommandExit } from './values.js';
 
-// A reload (--reload-signal): the next run starts beside the serving one, which is retired once the next is
-// ready (retire.ts). What each input does while one is under way: the next run's word, its exit, its ready
-// timeout, the old run exiting first, a stop, another reload signal.
+// A reload (--reload-signal): the next run starts beside the serving one, drained (drain.ts) and retired once the
+// next is ready (retire.ts); while one is under way: the next run's word, exit, ready timeout, the old run exiting
+// first, a stop, another reload signal.
 
 /** The next run's ready timeout when --ready-timeout is not given. */
 export const RELOAD_READY_MS = 30_000;
@@ -127,8 +128,11 @@ export function nextReady(state: State, run: number, via: string, facts: Facts, 
     { kind: 'clear-timer', name: 'ready-timeout' },
     { kind: 'hand-over', from: old.id, to: run, health: 'kept' },
   );
-  const { retireSignal, killTimeout } = facts.config;
-  const retire = `retiring run ${old.id} with ${retireSignal} (kill timeout ${formatDuration(killTimeout)})`;
+  const { retireSignal, killTimeout, reloadDrain } = facts.config;
+  const drained = tell(old, 'drain', facts, out); // its preload drains it first (drain.ts)
+  const signal = `${retireSignal} (kill timeout ${formatDuration(killTimeout)})`;
+  const draining = `draining run ${old.id} (drain limit ${formatDuration(reloadDrain)}), then ${signal}`;
+  const retire = drained ? draining : `retiring run ${old.id} with ${signal}`;
   log(out, 'notice', 'reload-ready', `run ${run} is ready (${via}) ${took} after its start: ${retire}`, {
     run,
     via,
@@ -137,7 +141,7 @@ export function nextReady(state: State, run: number, via: string, facts: Facts, 
   });
   const current: State = { ...state, run: { ...next.run, app: 'ready' } };
   watchTakes(next.run, facts, out);
-  return beginRetire(current, old, 'reloaded', undefined, facts, out);
+  return beginRetire(current, drained ?? old, 'reloaded', undefined, facts, out, drained && reloadDrain);
 }
 
 /**
@@ -180,16 +184,8 @@ function nextFailed(state: State, next: Next, why: string, exit: CommandExit | u
   out.push({ kind: 'clear-timer', name: 'next-ready-timeout' });
   const serving = 'run' in state ? state.run.id : undefined;
   const stopped = exit ? '' : `; run ${next.run.id} is stopped with ${facts.config.retireSignal}`;
-  log(
-    out,
-    'warn',
-    'reload-failed',
-    `run ${next.run.id} ${why}: the reload failed, run ${serving} keeps serving${stopped}`,
-    {
-      run: next.run.id,
-      serving,
-    },
-  );
+  const message = `run ${next.run.id} ${why}: the reload failed, run ${serving} keeps serving${stopped}`;
+  log(out, 'warn', 'reload-failed', message, { run: next.run.id, serving });
   // It never started (its command not found): nothing of it to stop; what was its own goes.
   if (exit?.errorCode !== undefined) {
     out.push({ kind: 'end-retire', run: next.run.id, exit, cause: 'failed' });

@@ -44,11 +44,15 @@ function withRetiring(state: State, retiring: Retiring | undefined): State {
 export function retireRoundSignal(state: State): { run: number; signal: SignalName } | undefined {
   const retiring = retiringOf(state.tally);
   if (!retiring || retiring.killedAt !== undefined || retiring.gone || retiring.cause === 'cut') return undefined;
+  if (retiring.draining) return undefined;
   if (state.phase === 'stopping' || state.phase === 'killing') return undefined;
   return { run: retiring.run.id, signal: retiring.signal };
 }
 
-/** 2. A run's retiring begins: its kill timeout starts, and its stop signal goes out on a fresh look. */
+/**
+ * 2. A run's retiring begins: its kill timeout starts, and its stop signal goes out on a fresh look. Given a drain
+ * limit (a reload's old run whose preload was told to drain: drain.ts), it drains first: no signal until drained.
+ */
 export function beginRetire(
   state: State,
   run: Run,
@@ -56,27 +60,45 @@ export function beginRetire(
   exit: CommandExit | undefined,
   facts: Facts,
   out: Out,
+  drainMs?: number,
 ): State {
-  const { retireSignal: signal, killTimeout } = facts.config;
   out.push({ kind: 'begin-retire', run: run.id });
-  let retiring: Retiring = {
+  const retiring: Retiring = {
     role: 'retiring',
     run,
     cause,
-    signal,
+    signal: facts.config.retireSignal,
     ledger: EMPTY_LEDGER,
     since: facts.now,
     killedAt: undefined,
     exit,
     gone: false,
   };
+  if (drainMs === undefined) return withRetiring(state, signalRetiring(retiring, facts, out));
+  out.push({ kind: 'set-timer', name: 'drain-limit', ms: drainMs });
+  return withRetiring(state, { ...retiring, draining: true });
+}
+
+/** Its stop signal from now on: its kill timeout starts, and a round goes out on a fresh look. */
+function signalRetiring(retiring: Retiring, facts: Facts, out: Out): Retiring {
   // A rule made the stop signal SIGKILL (`-r TERM:KILL`): its tree is killed at once.
-  if (signal === 'SIGKILL') {
-    out.push({ kind: 'kill-command-group', run: run.id });
+  if (retiring.signal === 'SIGKILL') {
+    out.push({ kind: 'kill-command-group', run: retiring.run.id });
     retiring = { ...retiring, killedAt: facts.now };
-  } else out.push({ kind: 'set-timer', name: 'retire-kill-timeout', ms: killTimeout });
+  } else out.push({ kind: 'set-timer', name: 'retire-kill-timeout', ms: facts.config.killTimeout });
   out.push({ kind: 'look', delayMs: 0 });
-  return withRetiring(state, retiring);
+  return { ...retiring, draining: false, since: facts.now };
+}
+
+/**
+ * The drain is over (drained, the drain limit, or a stop of the whole tree begins): the retiring run's stop signal
+ * goes, its kill timeout starts.
+ */
+export function endDrain(tally: Tally, facts: Facts, out: Out): Tally {
+  const retiring = retiringOf(tally);
+  if (!retiring?.draining) return tally;
+  out.push({ kind: 'clear-timer', name: 'drain-limit' });
+  return { ...tally, beside: signalRetiring(retiring, facts, out) };
 }
 
 /**
@@ -99,6 +121,7 @@ export function retireLooked(state: State, input: Extract<Input, { kind: 'looked
     retiring = { ...retiring, gone: true };
     return retiring.exit ? endRetire(state, retiring, out) : withRetiring(state, retiring);
   }
+  if (retiring.draining) return state; // its stop signal waits for the drain
   // A stop of the whole tree is killing: its rounds reach this part too. A run it cut short has no rounds of its own.
   if (state.phase === 'killing') return withRetiring(state, { ...retiring, killedAt: retiring.killedAt ?? facts.now });
   if (retiring.cause === 'cut') return state;
@@ -151,7 +174,7 @@ export function retireSent(state: State, run: number, groups: readonly GroupSent
 /** 4. Its own kill timeout: SIGKILL for its command's group now, then for its part of each look until none is left. */
 export function retireKillTimeout(state: State, facts: Facts, out: Out): State {
   const retiring = retiringOf(state.tally);
-  if (!retiring || retiring.killedAt !== undefined || retiring.gone) return state;
+  if (!retiring || retiring.killedAt !== undefined || retiring.gone || retiring.draining) return state;
   out.push({ kind: 'kill-command-group', run: retiring.run.id }, { kind: 'look', delayMs: 0 });
   const timeout = formatDuration(facts.config.killTimeout);
   log(
@@ -190,7 +213,11 @@ export function retireChildGone(state: State, out: Out): State {
  */
 function endRetire(state: State, retiring: Retiring, out: Out): State {
   const { run, exit, cause } = retiring;
-  out.push({ kind: 'clear-timer', name: 'retire-kill-timeout' }, { kind: 'end-retire', run: run.id, exit, cause });
+  out.push(
+    { kind: 'clear-timer', name: 'retire-kill-timeout' },
+    { kind: 'clear-timer', name: 'drain-limit' },
+    { kind: 'end-retire', run: run.id, exit, cause },
+  );
   const { reloads } = state.tally;
   let counted = reloads;
   if (cause === 'reloaded')

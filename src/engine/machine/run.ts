@@ -25,6 +25,26 @@ export interface RunHeld {
   readonly released: boolean;
   /** The warning for a run that took none is out. */
   readonly warned: boolean;
+  /** gsup's word to the run's preload (a drain, or the final stop's delay), once told. */
+  readonly told?: Told;
+}
+
+/** gsup's words to the run's preload on its report channel (engine/listen/wire.ts's TellWord). */
+export type TellWord = 'drain' | 'closing';
+
+/**
+ * A word told to a run: each process that took a held socket reads one (then no more), and answers with its open
+ * connections (`conns`); the next word goes out once one answers, until every such process had one.
+ */
+export interface Told {
+  readonly word: TellWord;
+  readonly since: number;
+  /** The processes that took a held socket (by their word) when it was told: each is to hear it. */
+  readonly pids: readonly number[];
+  /** Words written so far. */
+  readonly sent: number;
+  /** What each process said it holds, by pid (a process gone holds none). */
+  readonly conns: ReadonlyMap<number, number>;
 }
 
 /** One run of the command, as step knows it. */
@@ -74,6 +94,8 @@ export interface Retiring {
   readonly exit: CommandExit | undefined;
   /** A look found nothing of its tree alive. */
   readonly gone: boolean;
+  /** Its preload drains its connections (a reload's old run): no stop signal until drained or the drain limit. */
+  readonly draining?: boolean;
 }
 
 /** The reloads so far (what /metrics counts), and a reload signal that waits for the reload under way to end. */
@@ -100,6 +122,8 @@ export type HeldInput =
   /** `word`: its own, on the report channel; `kernel`: seen watching it (epoll) or in accept(2) on it. */
   | { kind: 'socket-taken'; run: number; name: string; pid: number; seen: 'word' | 'kernel' }
   | { kind: 'socket-closed'; run: number; name: string; pid: number }
+  /** A process of run N, told a word, holds `count` connections (then as it changes, during a drain). */
+  | { kind: 'conns'; run: number; pid: number; count: number }
   /** Every holder of run N's report channel is gone (its EOF). */
   | { kind: 'report-closed'; run: number }
   /** The kernel was asked (sample-takers): what it showed came first, as socket-taken. */

@@ -14,16 +14,13 @@ import {
 } from './run.js';
 import type { CommandExit, Pm2Manager, Route, Snapshot } from './values.js';
 
-export type { AppWord, Beside, HeldInput, Reloads, Run, RunHeld, SampleWhy, Taker } from './run.js';
+export type { AppWord, Beside, HeldInput, Reloads, Run, RunHeld, SampleWhy, Taker, TellWord, Told } from './run.js';
 export type { Route } from './values.js';
 
 // The machine's values: its state (the phase with its data), what happens to
 // it (inputs), what it asks for (effects), and what it may read (facts).
 
-/**
- * Timers of a supervision; each fires as an input of the same name. A reload's are its runs' own: the next run's
- * ready timeout, and the kill timeout of a run being retired.
- */
+/** Timers of a supervision, each fires as an input of its name; a reload's are its runs' own (drain limit too). */
 export type TimerName =
   | 'stop-delay'
   | 'kill-timeout'
@@ -34,6 +31,7 @@ export type TimerName =
   | 'ready-timeout'
   | 'next-ready-timeout'
   | 'retire-kill-timeout'
+  | 'drain-limit'
   | 'untaken';
 
 /** What step may read but not change: the settings, the time now, this system's signal numbers. */
@@ -62,6 +60,8 @@ export interface MachineConfig {
   readonly readyTimeout: number | undefined;
   /** The stop signal a run is retired with (a reload): SIGTERM after the rules of -r. */
   readonly retireSignal: SignalName;
+  /** How long a reload's old run may drain its connections before its stop signal (--reload-drain), in ms. */
+  readonly reloadDrain: number;
   /** Held sockets (--listen): their names, and whether gsup's preload is handed to Node (not --no-listen-preload). */
   readonly listen?: { readonly names: readonly string[]; readonly preload: boolean };
   /** --reload-signal, and the signals it could be (its rules): named when a forwarded one ends the app. */
@@ -278,6 +278,8 @@ export type Effect =
   | { kind: 'sample-takers'; run: number; why: SampleWhy }
   /** Before run N's spawn: is each held socket still listening? (answered by `sockets-checked`) */
   | { kind: 'check-sockets'; run: number }
+  /** gsup's word to run N's preload, on its report channel: one process that took a held socket reads it. */
+  | { kind: 'tell'; run: number; word: 'drain' | 'closing' }
   /** These held sockets are done with: shut down for every holder (new connections refused), and closed. */
   | { kind: 'shut-sockets'; names: readonly string[]; reason: string };
 

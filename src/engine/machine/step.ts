@@ -2,6 +2,7 @@ import type { SignalName } from '../../platform/types.js';
 import { afterExit, childGone, commandExit, DAEMON_POLL_MS } from './after-exit.js';
 import { fault, swept } from './end.js';
 import { formatDuration } from './format.js';
+import { connsHeard, drainGone, drainLimit } from './drain.js';
 import { heard, looked as heldLooked, openAtStart, shutOpen } from './held.js';
 import { untakenDue, untakenSampled, warnUntaken } from './untaken.js';
 import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
@@ -47,7 +48,8 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
       state = childGone(retireChildGone(state, out), input.treeGone, facts, out);
       return input.treeGone ? retireWithTree(state, out) : state;
     case 'looked':
-      return looked(retireLooked(heldLooked(state, input.snapshot, out), input, facts, out), input, facts, out);
+      state = drainGone(heldLooked(state, input.snapshot, out), input.snapshot, facts, out);
+      return looked(retireLooked(state, input, facts, out), input, facts, out);
     case 'round-sent':
       return roundSent(state, input.run, input.groups, out);
     case 'reload':
@@ -65,8 +67,11 @@ function decide(state: State, input: Input, facts: Facts, out: Out): State {
     case 'socket-taken':
       return nextListened(heard(state, input, facts, out), input, facts, out);
     case 'socket-closed':
-    case 'report-closed':
       return heard(state, input, facts, out);
+    case 'report-closed':
+      return drainGone(heard(state, input, facts, out), input, facts, out);
+    case 'conns':
+      return connsHeard(state, input, facts, out);
     case 'takers-sampled':
       if (input.why === 'next-ready') return nextSampled(state, input.run, facts, out);
       return untakenSampled(state, input.run, facts, out);
@@ -181,6 +186,8 @@ function timer(state: State, name: TimerName, facts: Facts, out: Out): State {
       return nextTimedOut(state, facts, out);
     case 'retire-kill-timeout':
       return retireKillTimeout(state, facts, out);
+    case 'drain-limit':
+      return drainLimit(state, facts, out);
     case 'untaken':
       return untakenDue(state, facts, out);
     case 'check':

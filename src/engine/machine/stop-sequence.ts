@@ -4,7 +4,8 @@ import { formatDuration } from './format.js';
 import { EMPTY_LEDGER, roundSent as ledgerSent } from './ledger.js';
 import { afterUnhealthy, enterRestart, ending, finish, log, sayLeavers, watchBehind } from './outcomes.js';
 import { foldNext } from './reload.js';
-import { retireSent, retireWithTree, takeOverRetiring } from './retire.js';
+import { tell } from './drain.js';
+import { endDrain, retireSent, retireWithTree, takeOverRetiring } from './retire.js';
 import type { Facts, In, Out, RestartPlan, State, Stop, StopCause } from './state.js';
 
 // The stop sequence's decisions: stop signals one, two and three, the stop
@@ -61,7 +62,7 @@ function killSignal(state: State, reason: string, facts: Facts, out: Out): State
       // A look first: the summary names what the SIGKILL rounds of each look then kill.
       out.push({ kind: 'look', delayMs: 0 });
       const stop = newStop('SIGKILL', 'exit', 'signal');
-      const tally = foldNext(state.tally, facts, out);
+      const tally = endDrain(foldNext(state.tally, facts, out), facts, out);
       return { phase: 'killing', tally, run: state.run, exit, stop, killStartedAt: facts.now };
     }
     case 'stop-delay':
@@ -114,12 +115,15 @@ export function beginStop(
     stopDelayMs: delayMs,
   });
   const exit = state.phase === 'running' ? undefined : state.exit;
-  // A reload's next run not ready yet is stopped with the rest: one stop of the whole tree.
-  const tally = foldNext(watchBehind(state.tally, signal), facts, out);
+  // A reload's next run not ready yet is stopped with the rest: one stop of the whole tree. An old run that drains
+  // has its stop signal now (the stop's rounds reach it).
+  const tally = endDrain(foldNext(watchBehind(state.tally, signal), facts, out), facts, out);
   if (delayMs <= 0) return sendStop({ phase: 'stopping', tally, run: state.run, exit, stop }, facts, out);
   // A look now: who was there when the stop began (counted in the summary, if the tree ends the delay by itself).
   out.push({ kind: 'set-timer', name: 'stop-delay', ms: delayMs }, { kind: 'look', delayMs: 0 });
-  return { phase: 'stop-delay', tally, run: state.run, exit, stop };
+  // The delay lets a load balancer drain: the preload answers with `Connection: close` meanwhile.
+  const run = (state.phase === 'running' && tell(state.run, 'closing', facts, out)) || state.run;
+  return { phase: 'stop-delay', tally, run, exit, stop };
 }
 
 /** 3. While stopping, each look is a round of the stop signal (see stopRound, ledger.ts): the shell plans its route. */

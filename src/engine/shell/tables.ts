@@ -126,6 +126,7 @@ export function effectTable(shell: Shell): Table<Effect, void> {
       shell.apply({ kind: 'sockets-checked', run: effect.run, lost });
     },
     'shut-sockets': (effect) => parts.listen?.sockets.shut(effect.names),
+    tell: (effect) => parts.listen?.handover.tell(effect.run, effect.word),
     'sample-takers': (effect) => {
       // No samples here (no --listen parts): nothing more to be seen, said at once.
       if (parts.listen) parts.listen.samples.sample(effect.run, effect.why);

@@ -54,7 +54,7 @@ class World {
   steps = 0;
 
   constructor(
-    private readonly config: Partial<MachineConfig>,
+    readonly config: Partial<MachineConfig>,
     private readonly rnd: () => number,
     /** Looks tell runs apart (the tree's attribution); false: some looks do not. */
     private readonly parts: boolean,
@@ -79,6 +79,17 @@ class World {
         const stops = this.rnd() < 0.7;
         this.add({ pid, ppid: 1, pgid: pid, sid: pid }, effect.run, stops);
         this.add({ pid: pid + 1, ppid: pid, pgid: pid, sid: pid }, effect.run, stops && this.rnd() < 0.8);
+        // Under --listen its app takes the held socket, and says so.
+        if (this.config.listen)
+          this.queue.push({ kind: 'socket-taken', run: effect.run, name: 'web', pid: pid + 1, seen: 'word' });
+        return;
+      }
+      case 'tell': {
+        // The app answers with its connections, none or some (or says nothing: the drain limit ends it).
+        const pid = effect.run * 100 + 401;
+        const roll = this.rnd();
+        if (this.procs.has(pid) && roll < 0.7)
+          this.queue.push({ kind: 'conns', run: effect.run, pid, count: roll < 0.4 ? 0 : 2 });
         return;
       }
       case 'set-timer':
@@ -182,7 +193,8 @@ class World {
     const beside = this.state.tally.beside!;
     const why = `${end} for run ${beside.run.id} (${beside.role}) in ${this.state.phase}`;
     expect(end, why).not.toBe('stuck');
-    if (end === 'next-ready-timeout' || end === 'retire-kill-timeout') expect(this.timers.has(end), why).toBe(true);
+    if (end === 'next-ready-timeout' || end === 'retire-kill-timeout' || end === 'drain-limit')
+      expect(this.timers.has(end), why).toBe(true);
     if (end === 'looks') expect(this.look, why).toBeDefined();
     if (end === 'exit') expect(this.reported.has(beside.run.id), why).toBe(false);
   }
@@ -224,6 +236,10 @@ describe('a run beside the current one always has a way to its end', () => {
     ['--restart always', { restart: 'always', restartDelay: 1, killTimeout: 2000 }],
     ['--restart on-failure, --ready-timeout', { restart: 'on-failure', readyTimeout: 3000, killTimeout: 1000 }],
     ['--restart never, a stop delay', { stopDelay: 500, killTimeout: 1500 }],
+    [
+      '--listen with the preload: old runs drain first',
+      { listen: { names: ['web'], preload: true }, reloadDrain: 800, killTimeout: 1500, stopDelay: 300 },
+    ],
   ];
   for (const [name, config] of configs)
     for (const parts of [true, false])
