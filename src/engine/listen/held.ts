@@ -59,11 +59,6 @@ export class HeldSockets {
     return this.held.map((socket) => socket.name);
   }
 
-  /** The names of the sockets handed to gsup at start (LISTEN_FDS), not bound by it. */
-  get handedNames(): string[] {
-    return this.held.flatMap((socket) => (socket.handed === undefined ? [] : [socket.name]));
-  }
-
   /** Each held socket's fd, in order (for fds 3…); undefined for one lost (shut sockets are never handed). */
   fds(): Array<number | undefined> {
     return this.held.map((socket) => socket.bound?.fd);
@@ -133,17 +128,28 @@ export class HeldSockets {
   }
 
   /**
-   * Shuts these down for every holder (new connections refused, the queued ones reset) and closes them. A
-   * handed one is only closed: it listens on for whoever handed it (systemd, a gsup around this one).
+   * Shuts these down for every holder (new connections refused, the queued ones reset) and closes them, said at
+   * -v with `why`'s reason. A handed one is only closed: it listens on for whoever handed it (systemd, a gsup around).
    */
-  shut(names: readonly string[]): void {
+  shut(names: readonly string[], why?: { reason: string; logger: Logger }): void {
+    const said = { shut: [] as string[], closed: [] as string[] };
     for (const socket of this.held) {
       if (socket.shut || !names.includes(socket.name)) continue;
       socket.shut = true;
-      if (socket.bound && socket.handed !== undefined) this.calls.close(socket.bound.fd);
+      const handed = socket.handed !== undefined;
+      if (socket.bound && handed) this.calls.close(socket.bound.fd);
       else if (socket.bound) this.calls.shutDown(socket.bound.fd);
       socket.bound = undefined;
+      (handed ? said.closed : said.shut).push(socket.name);
     }
+    if (!why) return;
+    const { reason, logger } = why;
+    const say = (done: string[], what: string) => {
+      if (done.length > 0)
+        logger.info('listen-shut', `held socket(s) ${done.join(', ')} ${what}`, { names: done, reason });
+    };
+    say(said.shut, `shut down (${reason}): new connections are refused`);
+    say(said.closed, `closed (${reason}): handed to gsup, they stay listening for whoever handed them`);
   }
 
   /** Connections waiting to be accepted, by name (the kernel's count), for /metrics. */

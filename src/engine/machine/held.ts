@@ -10,8 +10,7 @@ export const NOTHING: RunHeld = { took: [], takers: [], released: false, warned:
 /** The held sockets, all open, at the start (none without --listen). */
 export function openAtStart(tally: Tally, facts: Facts): Tally {
   const names = facts.config.listen?.names;
-  const handed = facts.config.listen?.handed;
-  return names && names.length > 0 ? { ...tally, open: names, ...(handed?.length && { handed }) } : tally;
+  return names && names.length > 0 ? { ...tally, open: names } : tally;
 }
 
 /** Shuts down what is still open (no run follows, or the kill timeout came): said once, at -v. */
@@ -21,19 +20,8 @@ export function shutOpen(tally: Tally, reason: string, out: Out): Tally {
 }
 
 function shut(tally: Tally, names: readonly string[], reason: string, out: Out): Tally {
+  // Said by the shell as it shuts them (held.ts): a socket handed to gsup is only closed.
   out.push({ kind: 'shut-sockets', names, reason });
-  const handed = names.filter((name) => tally.handed?.includes(name));
-  const own = names.filter((name) => !handed.includes(name));
-  if (own.length > 0) {
-    const message = `held socket(s) ${own.join(', ')} shut down (${reason}): new connections are refused`;
-    out.push({ kind: 'log', level: 'info', event: 'listen-shut', message, fields: { names: own, reason } });
-  }
-  if (handed.length > 0) {
-    const message =
-      `held socket(s) ${handed.join(', ')} closed (${reason}): ` +
-      'handed to gsup, they stay listening for whoever handed them';
-    out.push({ kind: 'log', level: 'info', event: 'listen-shut', message, fields: { names: handed, reason } });
-  }
   return { ...tally, open: (tally.open ?? []).filter((name) => !names.includes(name)) };
 }
 

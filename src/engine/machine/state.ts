@@ -62,8 +62,8 @@ export interface MachineConfig {
   readonly readyTimeout: number | undefined;
   /** The stop signal a run is retired with (a reload): SIGTERM after the rules of -r. */
   readonly retireSignal: SignalName;
-  /** Held sockets (--listen): their names, whether gsup's preload goes to Node, those handed to gsup (handed.ts). */
-  readonly listen?: { readonly names: readonly string[]; readonly preload: boolean; readonly handed?: string[] };
+  /** Held sockets (--listen): their names, and whether gsup's preload is handed to Node (not --no-listen-preload). */
+  readonly listen?: { readonly names: readonly string[]; readonly preload: boolean };
 }
 
 /**
@@ -112,8 +112,6 @@ export interface Tally {
   readonly reloads: Reloads;
   /** Held sockets (--listen) not shut down yet: every run gets them, until no run follows. */
   readonly open?: readonly string[];
-  /** Of those, the ones handed to gsup: whoever handed them owns their end (closed, never shut down). */
-  readonly handed?: readonly string[];
 }
 
 /**

@@ -86,8 +86,7 @@ class Supervisor implements Shell {
     this.intake = new SignalIntake(config.rewrite, config.target, this.logger, config.reloadSignal);
     // A run is retired with SIGTERM as a rule rewrites it (-r TERM:INT), as the orchestrator's SIGTERM would be.
     const retireSignal = this.intake.stopRequested('SIGTERM');
-    const { sockets, preload } = options.listen ?? {};
-    const listen = sockets && { names: sockets.names, preload: preload ?? true, handed: sockets.handedNames };
+    const listen = options.listen && { names: options.listen.sockets.names, preload: options.listen.preload };
     this.machine = { ...config, probes: config.health !== undefined, retireSignal, ...(listen && { listen }) };
     const urgent = (event: EngineEvent) =>
       event.kind === 'stop' ||

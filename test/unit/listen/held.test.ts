@@ -242,7 +242,6 @@ describe('sockets handed to gsup (LISTEN_FDS with its own LISTEN_PID)', () => {
     // admin by its name (fd 3), web by its address (fd 4), 6000 bound anew (fd 10).
     expect(held.fds()).toEqual([4, 3, 10]);
     expect(held.id()).toBe('7:504@[::]:8080,7:503@127.0.0.1:9000,9:1010@[::]:6000');
-    expect(held.handedNames).toEqual(['web', 'admin']);
     expect(lines).toEqual([
       '[gsup] LISTEN_FDS: fd 6 is no socket: not used',
       "[gsup] LISTEN_FDS: the socket at fd 5 (y, 0.0.0.0:7000) is no --listen's: closed",
@@ -251,10 +250,15 @@ describe('sockets handed to gsup (LISTEN_FDS with its own LISTEN_PID)', () => {
     lines.length = 0;
     held.describe(logger);
     expect(lines[0]).toBe('[gsup] holding web on [::]:8080 (backlog 128, handed to gsup at fd 4)');
-    // At the end a handed socket is closed, never shut down: it listens on for whoever handed it.
-    held.shut(['web', 'admin', '6000']);
+    // At the end a handed socket is closed, never shut down: it listens on for whoever handed it. Said so.
+    lines.length = 0;
+    held.shut(['web', 'admin', '6000'], { reason: 'no run follows', logger });
     expect(calls.shutDown).toEqual([10]);
     expect(calls.closed).toEqual([5, 4, 3]);
+    expect(lines).toEqual([
+      '[gsup] held socket(s) 6000 shut down (no run follows): new connections are refused',
+      '[gsup] held socket(s) web, admin closed (no run follows): handed to gsup, they stay listening for whoever handed them',
+    ]);
   });
 
   it('an address compared as bytes, with its dual stack: `[::]` IPv6-only is not PORT; 0.0.0.0 is (no IPv6)', () => {

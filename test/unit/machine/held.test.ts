@@ -122,20 +122,6 @@ describe('--listen: the held sockets in the pure step', () => {
     expect(readiness(restarting.state, undefined)).toEqual({ ready: false, reason: 'restarting' });
   });
 
-  it('a socket handed to gsup (LISTEN_FDS) is closed, not shut down: said so, apart from the ones gsup bound', () => {
-    const handed = { listen: { ...listen, handed: ['web'] } };
-    const start = step(initialState(), { kind: 'start', stopFirst: undefined }, facts(handed)).state;
-    const ended = steps(start, [exit(0)], handed);
-    expect(shuts(ended.effects)).toEqual([['web', 'admin']]);
-    const lines = ended.effects.flatMap((effect) =>
-      effect.kind === 'log' && effect.event === 'listen-shut' ? [effect.message] : [],
-    );
-    expect(lines).toEqual([
-      'held socket(s) admin shut down (no run follows): new connections are refused',
-      'held socket(s) web closed (no run follows): handed to gsup, they stay listening for whoever handed them',
-    ]);
-  });
-
   it('the final stop: a socket is shut down once the process that took it said it closed it; the other stays', () => {
     const { state: stopping, effects } = steps(running(), [taken('web', 501), taken('admin', 502), stopSignal]);
     expect(state(stopping)).toBe('stopping');
