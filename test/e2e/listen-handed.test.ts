@@ -89,6 +89,7 @@ describe('sockets handed to gsup: a gsup under a gsup', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     over = true;
     const counts = await loaded;
+    console.log(`a reload of the outer gsup under load, through the inner one: ${JSON.stringify(counts)}`);
     expect(counts).toMatchObject({ refused: 0, reset: 0, timeout: 0 });
     expect(counts.ok).toBeGreaterThan(10);
     expect(await request(port)).toEqual({ outcome: 'ok', body: `${third}\n` });
