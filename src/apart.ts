@@ -1,3 +1,4 @@
+import { FIRST_FD, handedCount, REPORT_FD } from './engine/listen/wire.js';
 import { execNodeAgain, ownStartTime } from './platform/linux/reexec.js';
 import { loadMarker } from './platform/linux/stop-handover.js';
 import type { SignalName } from './platform/types.js';
@@ -75,10 +76,15 @@ export function apart(then: (carried: Carried) => void): void {
     const { NODE_OPTIONS: _, ...rest } = env as Record<string, string>;
     const start = ownStartTime();
     const carried = { pid: process.pid, start, nodeOptions, held, armed, ppid, preloadListens };
+    // Sockets handed to gsup (systemd's LISTEN_FDS, a gsup around this one) go across too: they are gsup's. So
+    // does the report channel of a gsup around this one (its end says the run is done with the sockets).
+    const count = handedCount(env, process.pid);
+    const handed = Array.from({ length: count }, (_, index) => FIRST_FD + index);
+    if (count > 0 && env[REPORT_FD] === String(FIRST_FD + count)) handed.push(FIRST_FD + count);
     const why =
       start === undefined
         ? 'no /proc/self/stat'
-        : execNodeAgain({ ...rest, [KEY]: JSON.stringify(carried) }, moduleUrl);
+        : execNodeAgain({ ...rest, [KEY]: JSON.stringify(carried) }, moduleUrl, handed);
     then({ held, armed, ppid, together: why, preloadListens });
   };
   // A preload's SIGTERM handle: what libuv took before the swap comes out in the next poll, to gsup's listener

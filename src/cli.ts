@@ -10,6 +10,7 @@ import { npmRunningGsup } from './npm-parent.js';
 import { askForParentDeath } from './parent-death.js';
 import { currentPlatform } from './platform/index.js';
 import { HeldSockets } from './engine/listen/held.js';
+import { takeHanded, type Adopted } from './engine/listen/handed.js';
 import { installPreload } from './engine/listen/preload-file.js';
 import type { ListenAddress } from './engine/listen/address.js';
 import { withoutSettings } from './options/environment.js';
@@ -90,7 +91,10 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
     );
   }
   // Held sockets and the status endpoint are bound before anything runs: a taken port is gsup's own error (125).
-  const held = listen.length > 0 ? holdSockets(listen, logger) : undefined;
+  // Sockets handed to gsup itself (systemd's socket activation, a gsup around it) are held instead, or closed.
+  const handed = takeHanded(listen, currentPlatform(), logger);
+  if (typeof handed === 'string') throw new UsageError(handed);
+  const held = listen.length > 0 ? holdSockets(listen, handed, logger) : undefined;
   const board = status && new StatusBoard();
   // node:http is loaded only then: `gsup -- node app.js` does not pay for it at start-up.
   if (status && board) await (await import('./status-server.js')).serveStatus(board, status.port, status.host);
@@ -134,9 +138,9 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
   return result.exitCode;
 }
 
-/** The sockets of --listen, bound and listening (each said at -v); one that cannot be had is a usage error. */
-function holdSockets(listen: ListenAddress[], logger: Logger): HeldSockets {
-  const held = HeldSockets.bind(listen, currentPlatform());
+/** The sockets of --listen, handed to gsup or bound, listening (each said at -v); one not had is a usage error. */
+function holdSockets(listen: ListenAddress[], handed: Map<number, Adopted>, logger: Logger): HeldSockets {
+  const held = HeldSockets.bind(listen, currentPlatform(), handed);
   if (typeof held === 'string') throw new UsageError(held);
   held.describe(logger);
   return held;

@@ -40,8 +40,8 @@ export const SETTINGS = [
 
 /**
  * What a process is handed with listening sockets (systemd's and gsup's own --listen): when gsup itself was
- * handed them, they name fds its Node closed at start (marked close-on-exec), so they are stale for the
- * command; under --listen each run is handed its own.
+ * handed them, they are its own (held for a --listen, else closed: engine/listen/handed.ts), never the
+ * command's; under --listen each run is handed its own.
  */
 const HANDED = VARIABLES;
 

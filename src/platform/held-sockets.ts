@@ -17,10 +17,21 @@ export interface BoundSocket {
   readonly backlog: number;
 }
 
+/** A socket handed to gsup at start (systemd's LISTEN_FDS): where it listens, as read from it, and its fd. */
+export interface HandedSocket {
+  readonly spec: ListenSpec;
+  readonly socket: BoundSocket;
+}
+
 /** Held sockets' system calls, outside libuv: gsup never accepts on them, and they stay out of its loop. */
 export interface HeldSocketCalls {
   /** socket, SO_REUSEADDR (never SO_REUSEPORT), IPV6_V6ONLY as `dual` says, bind, listen(somaxconn); or why not. */
   listen(spec: ListenSpec): BoundSocket | { step: string; errno: string };
+  /**
+   * An fd handed to gsup: a listening TCP socket (SO_ACCEPTCONN) of IPv4 or IPv6, where it listens (getsockname;
+   * `dual`: `[::]` without IPV6_V6ONLY), fstat's device and inode, its backlog; or what it is instead.
+   */
+  handed(fd: number): HandedSocket | string;
   /** Still listening (SO_ACCEPTCONN) on the address it was bound to (getsockname)? */
   listening(fd: number, spec: ListenSpec): boolean;
   /** Connections waiting to be accepted, the kernel's own count; undefined when unknown. */

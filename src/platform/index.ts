@@ -17,7 +17,7 @@ export type {
   SendMoment,
   SignalName,
 } from './types.js';
-export type { BoundSocket, HeldSocketCalls, ListenSpec } from './held-sockets.js';
+export type { BoundSocket, HandedSocket, HeldSocketCalls, ListenSpec } from './held-sockets.js';
 export { isAlive } from './types.js';
 export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
 

@@ -1,6 +1,7 @@
 import type { Logger } from '../../log.js';
 import type { BoundSocket, HeldSocketCalls, ListenSpec, Platform } from '../../platform/index.js';
 import { shownSpec, specsOf, type ListenAddress } from './address.js';
+import type { Adopted } from './handed.js';
 import { listenIdEntry } from './wire.js';
 
 /** One held socket: its name, where it listens, and its fd while gsup has one that listens there. */
@@ -10,6 +11,8 @@ interface Held {
   /** Undefined once lost for good (its port taken by another) or shut down. */
   bound: BoundSocket | undefined;
   shut: boolean;
+  /** The fd gsup was handed this socket at (handed.ts), while it holds that one: whoever handed it owns its end. */
+  handed?: number;
 }
 
 /**
@@ -23,12 +26,24 @@ export class HeldSockets {
     private readonly held: Held[],
   ) {}
 
-  /** Binds and listens on each address, in order; or one line on what could not be had (nothing kept). */
-  static bind(addresses: readonly ListenAddress[], platform: Platform): HeldSockets | string {
+  /**
+   * Binds and listens on each address, in order, but where a socket was handed to gsup for it (`handed`, by
+   * index: handed.ts); or one line on what could not be had (nothing kept).
+   */
+  static bind(
+    addresses: readonly ListenAddress[],
+    platform: Platform,
+    handed: ReadonlyMap<number, Adopted> = new Map(),
+  ): HeldSockets | string {
     const calls = platform.sockets;
     if (!calls) return '--listen: gsup cannot hold sockets on this system';
     const held: Held[] = [];
-    for (const address of addresses) {
+    for (const [index, address] of addresses.entries()) {
+      const adopted = handed.get(index);
+      if (adopted) {
+        held.push({ name: address.name, spec: adopted.spec, bound: adopted.socket, shut: false, handed: adopted.fd });
+        continue;
+      }
       const bound = bindFirst(calls, specsOf(address));
       if ('errno' in bound) {
         for (const socket of held) if (socket.bound) calls.close(socket.bound.fd);
@@ -63,12 +78,15 @@ export class HeldSockets {
 
   /** What `-v` says at start: each socket, where, and its backlog. */
   describe(logger: Logger): void {
-    for (const { name, spec, bound } of this.held)
-      logger.info('listen', `holding ${name} on ${shownSpec(spec)} (backlog ${bound?.backlog})`, {
+    for (const { name, spec, bound, handed } of this.held) {
+      const from = handed === undefined ? '' : `, handed to gsup at fd ${handed}`;
+      logger.info('listen', `holding ${name} on ${shownSpec(spec)} (backlog ${bound?.backlog}${from})`, {
         name,
         address: shownSpec(spec),
         backlog: bound?.backlog,
+        handedFd: handed,
       });
+    }
   }
 
   /**
@@ -83,6 +101,7 @@ export class HeldSockets {
       const where = `${socket.name} (${shownSpec(socket.spec)})`;
       const was = socket.bound;
       if (was) this.calls.close(was.fd);
+      socket.handed = undefined;
       const bound = this.calls.listen(socket.spec);
       if (!('errno' in bound)) {
         socket.bound = bound;
@@ -108,14 +127,29 @@ export class HeldSockets {
     for (const { bound } of this.held) if (bound) this.calls.blocking(bound.fd);
   }
 
-  /** Shuts these down for every holder (new connections refused, the queued ones reset) and closes them. */
-  shut(names: readonly string[]): void {
+  /**
+   * Shuts these down for every holder (new connections refused, the queued ones reset) and closes them, said at
+   * -v with `why`'s reason. A handed one is only closed: it listens on for whoever handed it (systemd, a gsup around).
+   */
+  shut(names: readonly string[], why?: { reason: string; logger: Logger }): void {
+    const said = { shut: [] as string[], closed: [] as string[] };
     for (const socket of this.held) {
       if (socket.shut || !names.includes(socket.name)) continue;
       socket.shut = true;
-      if (socket.bound) this.calls.shutDown(socket.bound.fd);
+      const handed = socket.handed !== undefined;
+      if (socket.bound && handed) this.calls.close(socket.bound.fd);
+      else if (socket.bound) this.calls.shutDown(socket.bound.fd);
       socket.bound = undefined;
+      (handed ? said.closed : said.shut).push(socket.name);
     }
+    if (!why) return;
+    const { reason, logger } = why;
+    const say = (done: string[], what: string) => {
+      if (done.length > 0)
+        logger.info('listen-shut', `held socket(s) ${done.join(', ')} ${what}`, { names: done, reason });
+    };
+    say(said.shut, `shut down (${reason}): new connections are refused`);
+    say(said.closed, `closed (${reason}): handed to gsup, they stay listening for whoever handed them`);
   }
 
   /** Connections waiting to be accepted, by name (the kernel's count), for /metrics. */

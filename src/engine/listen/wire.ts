@@ -10,6 +10,19 @@ export const LISTEN_FDS = 'LISTEN_FDS';
 export const LISTEN_FDNAMES = 'LISTEN_FDNAMES';
 export const LISTEN_PID = 'LISTEN_PID';
 
+/** More than this is no count of sockets (an fd table's numbers are not searched on a variable's word). */
+const MOST_HANDED = 1024;
+
+/**
+ * How many fds at 3… the environment hands to the process `pid` (systemd's rule: LISTEN_PID is its pid, else
+ * they are not its); 0 when none.
+ */
+export function handedCount(env: NodeJS.ProcessEnv, pid: number): number {
+  if (env[LISTEN_PID] !== String(pid)) return 0;
+  const count = /^\d{1,4}$/.test(env[LISTEN_FDS] ?? '') ? Number(env[LISTEN_FDS]) : 0;
+  return count <= MOST_HANDED ? count : 0;
+}
+
 /**
  * Which fds are held sockets, in fd order, `,`-separated: `DEV:INO@ADDRESS` each (fstat's device and inode
  * of the socket, the address as bound: `[::]:8080`, `0.0.0.0:8080`, `127.0.0.1:9000`). A process trusts

@@ -20,9 +20,8 @@ export function shutOpen(tally: Tally, reason: string, out: Out): Tally {
 }
 
 function shut(tally: Tally, names: readonly string[], reason: string, out: Out): Tally {
+  // Said by the shell as it shuts them (held.ts): a socket handed to gsup is only closed.
   out.push({ kind: 'shut-sockets', names, reason });
-  const message = `held socket(s) ${names.join(', ')} shut down (${reason}): new connections are refused`;
-  out.push({ kind: 'log', level: 'info', event: 'listen-shut', message, fields: { names, reason } });
   return { ...tally, open: (tally.open ?? []).filter((name) => !names.includes(name)) };
 }
 

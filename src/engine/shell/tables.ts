@@ -125,7 +125,7 @@ export function effectTable(shell: Shell): Table<Effect, void> {
       sockets?.fresh(); // a restart: the last run's tree is gone
       shell.apply({ kind: 'sockets-checked', run: effect.run, lost });
     },
-    'shut-sockets': (effect) => parts.listen?.sockets.shut(effect.names),
+    'shut-sockets': (effect) => parts.listen?.sockets.shut(effect.names, { reason: effect.reason, logger }),
     tell: (effect) => parts.listen?.handover.tell(effect.run, effect.word),
     'sample-takers': (effect) => {
       // No samples here (no --listen parts): nothing more to be seen, said at once.

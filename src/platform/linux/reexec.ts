@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 import { loadKoffi, loadLibc } from './koffi.js';
 
 const F_SETFD = 2;
@@ -6,10 +6,11 @@ const FD_CLOEXEC = 1;
 
 /**
  * Replaces this process's image with `node <execArgv> <script> <args>` under
- * `env`: the same pid (PID 1 stays PID 1), a Node that starts afresh. Returns
- * only when that could not be done, saying why.
+ * `env`: the same pid (PID 1 stays PID 1), a Node that starts afresh, with
+ * fds 0–2 and the sockets of `handed` (fds handed to gsup: LISTEN_FDS).
+ * Returns only when that could not be done, saying why.
  */
-export function execNodeAgain(env: Record<string, string>, moduleUrl: string): string {
+export function execNodeAgain(env: Record<string, string>, moduleUrl: string, handed: readonly number[] = []): string {
   let koffi: typeof import('koffi');
   let execve: (path: string, argv: Array<string | null>, envp: Array<string | null>) => number;
   let fcntl: (fd: number, command: number, value: number) => number;
@@ -21,14 +22,24 @@ export function execNodeAgain(env: Record<string, string>, moduleUrl: string): s
   } catch (error) {
     return `koffi could not be loaded (${error instanceof Error ? error.message : String(error)})`;
   }
-  // Node marks its stdio close-on-exec; the next Node must find the same fds 0–2.
-  for (const fd of [0, 1, 2]) fcntl(fd, F_SETFD, 0);
+  // Node marks its stdio and every inherited fd close-on-exec; the next Node must find the same fds 0–2, and the
+  // sockets handed to gsup (only sockets: where none was handed, Node's own fds may sit at those numbers).
+  const kept = [0, 1, 2, ...handed.filter(isSocket)];
+  for (const fd of kept) fcntl(fd, F_SETFD, 0);
   const argv = [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
   const envp = Object.entries(env).map(([key, value]) => `${key}=${value}`);
   execve(process.execPath, [...argv, null], [...envp, null]);
   const errno = koffi.errno();
-  for (const fd of [0, 1, 2]) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  for (const fd of kept) fcntl(fd, F_SETFD, FD_CLOEXEC);
   return `execve(${process.execPath}) failed (errno ${errno})`;
+}
+
+function isSocket(fd: number): boolean {
+  try {
+    return fstatSync(fd).isSocket();
+  } catch {
+    return false;
+  }
 }
 
 /**

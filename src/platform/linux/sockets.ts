@@ -16,7 +16,9 @@ const SOCK_STREAM = 1;
 const SOCK_CLOEXEC = 0o2000000;
 const SOL_SOCKET = 1;
 const SO_REUSEADDR = 2;
+const SO_TYPE = 3;
 const SO_ACCEPTCONN = 30;
+const SO_PROTOCOL = 38;
 const IPPROTO_TCP = 6;
 const IPPROTO_IPV6 = 41;
 const IPV6_V6ONLY = 26;
@@ -28,6 +30,7 @@ const O_NONBLOCK = 0o4000;
 // struct tcp_info: eight one-byte fields, then u32s (rto, ato, snd_mss, rcv_mss, unacked): for a listening
 // socket tcpi_unacked is its accept queue's length (sk_ack_backlog), tcpi_sacked its backlog.
 const TCPI_UNACKED = 24;
+const TCPI_SACKED = 28;
 const TCP_INFO_SIZE = 104;
 
 interface SocketLibc {
@@ -42,6 +45,7 @@ interface SocketLibc {
   socketpair: (domain: number, type: number, protocol: number, fds: Buffer) => number;
   fcntl: (fd: number, command: number, arg: number) => number;
   inetPton: (family: number, text: string, address: Buffer) => number;
+  inetNtop: (family: number, address: Buffer, text: Buffer, length: number) => unknown;
   errno: () => number;
 }
 
@@ -67,6 +71,7 @@ function bindCalls(): SocketLibc | string {
     socketpair: lib.func('int socketpair(int, int, int, void *)'),
     fcntl,
     inetPton: lib.func('int inet_pton(int, const char *, void *)'),
+    inetNtop: lib.func('void *inet_ntop(int, const void *, void *, uint32_t)'),
     errno,
   };
   return calls;
@@ -113,7 +118,48 @@ function somaxconn(): number {
   return Number.isInteger(value) && value > 0 ? value : 4096;
 }
 
+/** Where a listening socket is bound (getsockname), as a spec; or why it is no IPv4 or IPv6 socket. */
+function boundSpec(libc: SocketLibc, fd: number): ListenSpec | string {
+  const address = Buffer.alloc(28);
+  const length = intBuffer(address.length);
+  if (libc.getsockname(fd, address, length) !== 0) return `getsockname failed (${errnoName(libc.errno())})`;
+  const domain = LE ? address.readUInt16LE(0) : address.readUInt16BE(0);
+  if (domain !== AF_INET && domain !== AF_INET6) return 'no IPv4 or IPv6 socket';
+  const six = domain === AF_INET6;
+  const bytes = six ? address.subarray(8, 24) : address.subarray(4, 8);
+  const text = Buffer.alloc(64);
+  if (!libc.inetNtop(domain, bytes, text, text.length)) return `inet_ntop failed (${errnoName(libc.errno())})`;
+  const host = text.toString('latin1', 0, text.indexOf(0));
+  // IPV6_V6ONLY matters for the unspecified address alone: `[::]` takes IPv4 too without it.
+  const v6only = six && bytes.every((byte) => byte === 0) ? intOption(libc, fd, IPPROTO_IPV6, IPV6_V6ONLY) : undefined;
+  const dual = v6only !== undefined && readInt(v6only) === 0;
+  return { family: six ? 6 : 4, host, port: address.readUInt16BE(2), dual };
+}
+
 export const heldSocketCalls: HeldSocketCalls = {
+  handed(fd) {
+    const libc = bindCalls();
+    if (typeof libc === 'string') return libc;
+    let stat: ReturnType<typeof fstatSync>;
+    try {
+      stat = fstatSync(fd);
+    } catch {
+      return 'not open';
+    }
+    if (!stat.isSocket()) return 'no socket';
+    const type = intOption(libc, fd, SOL_SOCKET, SO_TYPE);
+    const protocol = intOption(libc, fd, SOL_SOCKET, SO_PROTOCOL);
+    if (!type || !protocol || readInt(type) !== SOCK_STREAM || readInt(protocol) !== IPPROTO_TCP)
+      return 'no TCP socket';
+    const accepting = intOption(libc, fd, SOL_SOCKET, SO_ACCEPTCONN);
+    if (!accepting || readInt(accepting) !== 1) return 'not listening';
+    const spec = boundSpec(libc, fd);
+    if (typeof spec === 'string') return spec;
+    // For a listening socket tcpi_sacked is its backlog, as listen(2) set it (capped at somaxconn).
+    const info = intOption(libc, fd, IPPROTO_TCP, TCP_INFO, TCP_INFO_SIZE);
+    const backlog = info ? readInt(info, TCPI_SACKED) : 0;
+    return { spec, socket: { fd, dev: stat.dev, ino: stat.ino, backlog } };
+  },
   listen(spec) {
     const libc = bindCalls();
     if (typeof libc === 'string') return { step: 'koffi', errno: libc };

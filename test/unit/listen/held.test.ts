@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HeldSockets } from '../../../src/engine/listen/held.js';
+import { takeHanded } from '../../../src/engine/listen/handed.js';
+import { handedCount } from '../../../src/engine/listen/wire.js';
 import type { ListenAddress } from '../../../src/engine/listen/address.js';
 import type { HeldSocketCalls, ListenSpec, Platform } from '../../../src/platform/index.js';
 import { Logger } from '../../../src/log.js';
@@ -19,6 +21,8 @@ function fakeCalls() {
     closed: [] as number[],
     queue: new Map<number, number>(),
     blocking: [] as number[],
+    /** What each fd handed to gsup is (fds 3…): a listening socket's spec, or what it is instead. */
+    handed: new Map<number, ListenSpec | string>(),
   };
   const key = (spec: ListenSpec) => (spec.family === 6 ? `[${spec.host}]:${spec.port}` : `${spec.host}:${spec.port}`);
   const api: HeldSocketCalls = {
@@ -29,7 +33,20 @@ function fakeCalls() {
       calls.open.set(fd, spec);
       return { fd, dev: 9, ino: 1000 + fd, backlog: 4096 };
     },
-    listening: (fd, spec) => calls.open.get(fd) === spec && !calls.notListening.has(fd),
+    handed(fd) {
+      const spec = calls.handed.get(fd) ?? 'not open';
+      if (typeof spec === 'string') return spec;
+      calls.open.set(fd, spec);
+      return { spec, socket: { fd, dev: 7, ino: 500 + fd, backlog: 128 } };
+    },
+    // The same address, as the bytes getsockname gives (not the text: `0::0` is `::`).
+    listening: (fd, spec) => {
+      const open = calls.open.get(fd);
+      const bytes = (host: string) => new URL(`http://[${host.includes(':') ? host : `::ffff:${host}`}]`).host;
+      const same =
+        open && open.family === spec.family && open.port === spec.port && bytes(open.host) === bytes(spec.host);
+      return Boolean(same) && !calls.notListening.has(fd);
+    },
     queued: (fd) => calls.queue.get(fd) ?? 0,
     blocking: (fd) => void calls.blocking.push(fd),
     shutDown: (fd) => (calls.shutDown.push(fd), calls.open.delete(fd)),
@@ -185,5 +202,90 @@ describe('HeldSockets: the end and /metrics', () => {
     ]);
     held.shut(['admin']);
     expect(held.queue()).toEqual([['web', 5]]);
+  });
+});
+
+describe('sockets handed to gsup (LISTEN_FDS with its own LISTEN_PID)', () => {
+  const v6 = (port: number, dual = true): ListenSpec => ({ family: 6, host: '::', port, dual });
+  const v4 = (host: string, port: number): ListenSpec => ({ family: 4, host, port, dual: false });
+  const handing = (count: number, names?: string, pid = '42') => ({
+    LISTEN_FDS: String(count),
+    LISTEN_PID: pid,
+    ...(names !== undefined && { LISTEN_FDNAMES: names }),
+  });
+
+  it("only to gsup's own pid, and a count that is a count", () => {
+    expect(handedCount(handing(2), 42)).toBe(2);
+    expect(handedCount(handing(2, undefined, '41'), 42)).toBe(0);
+    expect(handedCount({ LISTEN_FDS: '2' }, 42)).toBe(0);
+    expect(handedCount({ LISTEN_FDS: 'x', LISTEN_PID: '42' }, 42)).toBe(0);
+    expect(handedCount({ LISTEN_FDS: '99999', LISTEN_PID: '42' }, 42)).toBe(0);
+    // Not gsup's: no system call at all (the fds are not looked at).
+    const { calls, platform } = fakeCalls();
+    calls.handed.set(3, v6(8080));
+    const taken = takeHanded([every(8080)], platform, logged().logger, handing(1, undefined, '41'), 42);
+    expect(taken).toEqual(new Map());
+    expect(calls.closed).toEqual([]);
+  });
+
+  it('by name, then by address; a held socket made of each, its fd and inode in GSUP_LISTEN_ID; the rest closed', () => {
+    const { calls, platform } = fakeCalls();
+    calls.handed.set(3, v4('127.0.0.1', 9000));
+    calls.handed.set(4, v6(8080));
+    calls.handed.set(5, v4('0.0.0.0', 7000));
+    calls.handed.set(6, 'no socket');
+    const addresses = [every(8080, 'web'), at('127.0.0.1', 9000, 'admin'), every(6000)];
+    const { lines, logger } = logged();
+    const taken = takeHanded(addresses, platform, logger, handing(4, 'admin:x:y:z'), 42);
+    expect(taken).toBeInstanceOf(Map);
+    const held = HeldSockets.bind(addresses, platform, taken as Map<number, never>) as HeldSockets;
+    // admin by its name (fd 3), web by its address (fd 4), 6000 bound anew (fd 10).
+    expect(held.fds()).toEqual([4, 3, 10]);
+    expect(held.id()).toBe('7:504@[::]:8080,7:503@127.0.0.1:9000,9:1010@[::]:6000');
+    expect(lines).toEqual([
+      '[gsup] LISTEN_FDS: fd 6 is no socket: not used',
+      "[gsup] LISTEN_FDS: the socket at fd 5 (y, 0.0.0.0:7000) is no --listen's: closed",
+    ]);
+    expect(calls.closed).toEqual([5]);
+    lines.length = 0;
+    held.describe(logger);
+    expect(lines[0]).toBe('[gsup] holding web on [::]:8080 (backlog 128, handed to gsup at fd 4)');
+    // At the end a handed socket is closed, never shut down: it listens on for whoever handed it. Said so.
+    lines.length = 0;
+    held.shut(['web', 'admin', '6000'], { reason: 'no run follows', logger });
+    expect(calls.shutDown).toEqual([10]);
+    expect(calls.closed).toEqual([5, 4, 3]);
+    expect(lines).toEqual([
+      '[gsup] held socket(s) 6000 shut down (no run follows): new connections are refused',
+      '[gsup] held socket(s) web, admin closed (no run follows): handed to gsup, they stay listening for whoever handed them',
+    ]);
+  });
+
+  it('an address compared as bytes, with its dual stack: `[::]` IPv6-only is not PORT; 0.0.0.0 is (no IPv6)', () => {
+    const { calls, platform } = fakeCalls();
+    calls.handed.set(3, v6(8080, false));
+    calls.handed.set(4, { family: 6, host: '::1', port: 9090, dual: false });
+    calls.handed.set(5, v4('0.0.0.0', 7070));
+    const addresses = [every(8080), at('0:0::1', 9090), every(7070)];
+    const taken = takeHanded(addresses, platform, logged().logger, handing(3), 42) as Map<number, unknown>;
+    expect([...taken.keys()]).toEqual([1, 2]);
+    expect(calls.closed).toEqual([3]);
+  });
+
+  it('named as a --listen but listening elsewhere: one line naming both (a usage error)', () => {
+    const { calls, platform } = fakeCalls();
+    calls.handed.set(3, v4('0.0.0.0', 8081));
+    expect(takeHanded([every(8080, 'web')], platform, logged().logger, handing(1, 'web'), 42)).toBe(
+      'the socket handed to gsup as web (fd 3) listens on 0.0.0.0:8081, not on [::]:8080 or 0.0.0.0:8080 (--listen)',
+    );
+  });
+
+  it('handed to a gsup without --listen: each closed, one line each', () => {
+    const { calls, platform } = fakeCalls();
+    calls.handed.set(3, v6(8080));
+    const { lines, logger } = logged();
+    expect(takeHanded([], platform, logger, handing(1), 42)).toEqual(new Map());
+    expect(calls.closed).toEqual([3]);
+    expect(lines).toEqual(["[gsup] LISTEN_FDS: the socket at fd 3 ([::]:8080) is no --listen's: closed"]);
   });
 });
