@@ -512,6 +512,24 @@ describe('a restart whose run cannot be spawned (issue 35, part 3): a failed sta
   });
 });
 
+describe('a first run that cannot be prepared (issue 35, part 3)', () => {
+  beforeEach(onFakeClock);
+
+  it('a spawn that throws: no internal error, no restart; gsup exits 125 saying what failed', async () => {
+    const world = setup();
+    const spawn: SpawnFunction = () => {
+      throw new Error('no report channel for run 1: socketpair failed (EMFILE)');
+    };
+    const handle = world.start({ restart: 'always', spawn });
+    await advance(10);
+    expect(await handle.exited).toMatchObject({
+      exitCode: 125,
+      error: 'app: cannot start (no report channel for run 1: socketpair failed (EMFILE))',
+    });
+    expect(world.lines.filter((line) => /internal error|restart/.test(line))).toEqual([]);
+  });
+});
+
 describe('supervise (unit, injected spawn and platform)', () => {
   it('forwards a signal to the command’s group with one kill(2)', async () => {
     const { platform, start } = shellSetup();
