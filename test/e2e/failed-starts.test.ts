@@ -61,6 +61,27 @@ describe('a run gsup cannot prepare or spawn (its open-file limit reached, its c
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
 
+  it("a reload under --wait-ready with no fd left (the run's NOTIFY_SOCKET cannot be had): a failed reload; the next works", async () => {
+    const statusPort = await freePort();
+    const args = ['--wait-ready', '--reload-signal', 'HUP', '--status-port', `${statusPort}`];
+    const run = gsup([...args, '--', 'node', APP, '--worker', '--how', 'notify']);
+    await run.waitForLine(/^said ready .* run=1 /);
+    const starved = starve(run.pid);
+    try {
+      run.signal('SIGHUP');
+      await said(run, /run 2 could not be started \(no NOTIFY_SOCKET for run 2: .*\): the reload failed, run 1 keeps/);
+    } finally {
+      starved.raise();
+    }
+    expect((await status(statusPort, '/metrics')).body).toContain('gsup_reloads_total{result="failed"} 1');
+    run.signal('SIGHUP');
+    await said(run, /run 1 retired in/);
+    await run.waitForLine(/^said ready .* run=3 /);
+    expect(run.stderr.filter((line) => line.includes('internal error'))).toEqual([]);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+
   it('a restart with no fd left: a failed start under the restart policy (back-off, counted); the next one runs', async () => {
     const [port, statusPort] = [await freePort(), await freePort()];
     const args = ['--listen', `127.0.0.1:${port}`, '--restart', 'on-failure', '--restart-delay', '1s'];
