@@ -26,7 +26,16 @@ export interface SignalInbox {
 
 export { apart } from './apart.js';
 
-export function listen(carried: Carried = { held: [], armed: false }): SignalInbox {
+/**
+ * What bin/gsup.cjs caught before any module loaded (every forwardable signal but the stop signals): held in
+ * order, until `taken` (its listeners then pass every signal on to the inbox's own, and hold nothing).
+ */
+export interface EarlySignals {
+  held: SignalName[];
+  taken: boolean;
+}
+
+export function listen(carried: Carried = { held: [], armed: false }, early?: EarlySignals): SignalInbox {
   const held: SignalName[] = [...carried.held];
   let listener: ((signal: SignalName) => void) | undefined;
   const receive = (signal: SignalName) => (listener ? listener(signal) : held.push(signal));
@@ -37,6 +46,12 @@ export function listen(carried: Carried = { held: [], armed: false }): SignalInb
   // handlers replace Node's start-up one at once (see handOverStopSignals).
   for (const signal of forwardableSignals()) if (!stops.includes(signal)) on(signal);
   const swallowed = handOverStopSignals(() => stops.forEach(on), import.meta.url, carried.armed);
+  // Taken over at once, in this same synchronous turn (no signal is handed out meanwhile): early ones first. The
+  // early listeners stay (a signal's last listener gone, Node would give it its default action back), doing nothing.
+  if (early) {
+    held.unshift(...early.held.splice(0));
+    early.taken = true;
+  }
   return {
     swallowed,
     together: carried.together,

@@ -1,5 +1,7 @@
 // Where an app's listen() lies against a held socket's address. Pure (no node: module): the preload bundles it.
 
+import { formatIp, isAny, mappedV4, parseIp } from '../engine/listen/ip.js';
+
 export interface HostPort {
   /** A literal address, without brackets: `::`, `0.0.0.0`, `127.0.0.1`, `::1`. */
   host: string;
@@ -15,17 +17,21 @@ export function parseAddress(address: string): HostPort | undefined {
   return { host: normalHost(match[1] ?? match[2]), port };
 }
 
-/** One spelling per address: lower case, IPv4-mapped IPv6 as IPv4, `0:0:…:0` as `::`. */
+/**
+ * One spelling per address, from its bytes (two spellings of one address are one): IPv4-mapped IPv6 as IPv4
+ * (`::ffff:7f00:1` is 127.0.0.1), IPv6 as RFC 5952 writes it (`0::0` is `::`); what is no literal, lower case.
+ */
 export function normalHost(host: string): string {
-  const lower = host.toLowerCase();
-  const mapped = /^(?:::|(?:0{1,4}:){5})ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(lower);
-  if (mapped) return mapped[1];
-  if (/^[0:]+$/.test(lower) && lower.includes(':')) return '::';
-  return lower;
+  const ip = parseIp(host);
+  if (!ip) return host.toLowerCase();
+  return mappedV4(ip) ?? formatIp(ip);
 }
 
-const ANY = new Set(['::', '0.0.0.0']);
-const isV4 = (host: string) => /^\d{1,3}(?:\.\d{1,3}){3}$/.test(host);
+const isAnyHost = (host: string) => {
+  const ip = parseIp(host);
+  return ip !== undefined && isAny(ip);
+};
+const isV4 = (host: string) => parseIp(host)?.family === 4;
 
 /**
  * Where the app's host lies against a held socket's host (both literal; the app's as Node resolved it, null for
@@ -38,10 +44,11 @@ const isV4 = (host: string) => /^\d{1,3}(?:\.\d{1,3}){3}$/.test(host);
  */
 export function placement(app: string | null | undefined, held: string): 'same' | 'inside' | 'outside' {
   const host = app ? normalHost(app) : null;
-  if (host === held || (host === null && ANY.has(held))) return 'same';
-  if (host === null || ANY.has(host)) return 'inside';
-  if (held === '::') return 'inside';
-  if (held === '0.0.0.0' && isV4(host)) return 'inside';
+  held = normalHost(held);
+  if (host === held || (host === null && isAnyHost(held))) return 'same';
+  if (host === null || isAnyHost(host)) return 'inside';
+  // Every IPv6 wildcard gsup holds takes IPv4 too (IPV6_V6ONLY=0: engine/listen/address.ts); an IPv4 one, IPv4.
+  if (isAnyHost(held) && (held.includes(':') || isV4(host))) return 'inside';
   return 'outside';
 }
 

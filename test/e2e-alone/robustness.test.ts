@@ -234,6 +234,28 @@ describe('signals at start-up', () => {
     },
   );
 
+  // Issue 35, 5c: the milliseconds between gsup's first line and its inbox (its own modules loading), held open on
+  // purpose (a preload of the test's holds them 1.5 s) and a reload signal sent into them: caught by the handlers
+  // bin/gsup.cjs installs first, never gsup's end by SIGHUP's default action (129). Node hands it to JS at its loop's
+  // next turn: before the first spawn it is dropped, after it (the start ran on without a turn) it is a reload.
+  it('SIGHUP while gsup loads its own modules (held open): caught, never its end; gsup exits with the command', async () => {
+    const name = label();
+    const hold = { node: ['--require', fixture('hold-start.cjs')] };
+    const run = gsup(['--wait-ready', '--reload-signal', 'HUP', '--', 'node', PRINTER, '--label', name], hold);
+    await run.waitForLine(/^gsup: \(test\) gsup's own modules loading$/, { stream: 'stderr', timeoutMs: 10_000 });
+    run.signal('SIGHUP');
+    await run.ready(name);
+    await run.waitForLine(/SIGHUP received: (dropped|reloading)/, { stream: 'stderr', timeoutMs: 10_000 });
+    run.signal('SIGTERM');
+    expect(await run.finished(10_000), run.transcript()).toEqual({ code: 0, signal: null });
+    const said = run.stderr.filter((line) => line.includes('SIGHUP'));
+    expect(said, run.transcript()).toHaveLength(1);
+    expect(said[0]).toMatch(
+      /^\[gsup\] SIGHUP received: (dropped \(the command has not started yet\)|reloading: run 2 starts beside run 1,)/,
+    );
+    expect(withLabel(name)).toEqual([]);
+  });
+
   // The window between seeing whether Node's start-up handler took a stop
   // signal and gsup's own handler going in, held open on purpose (a preload of
   // the test's holds it 1.5 s, as if gsup were preempted there) and a SIGTERM sent into it.

@@ -178,6 +178,33 @@ describe('--listen: the sockets gsup holds', () => {
 
 const somaxconn = () => Number(readFileSync('/proc/sys/net/core/somaxconn', 'latin1'));
 
+describe('--listen: one address however written (issue 35, 5b)', () => {
+  it("[0::0]:P is [::]:P: dual-stack, so an app's listen(P, '0.0.0.0') taken over into it still serves IPv4 clients", async () => {
+    const port = await freePort();
+    const app = ['node', fixture('preload-app.js'), 'http', 'port-host', '0.0.0.0'];
+    const run = gsup(['-v', '--listen', `[0::0]:${port}`, '--', ...app], { env: { PORT: String(port) } });
+    const pid = await run.ready('preload-app');
+    await run.waitForLine(new RegExp(`^listening \\(pid: ${pid}`));
+    expect(run.stderr.find((line) => line.includes('holding'))).toBe(
+      `[gsup] holding ${port} on [::]:${port} (backlog ${somaxconn()})`,
+    );
+    expect(await request(port, '127.0.0.1')).toEqual({ outcome: 'ok', body: `pid ${pid}` });
+    expect(await request(port, '::1')).toEqual({ outcome: 'ok', body: `pid ${pid}` });
+    run.signal('SIGTERM');
+    expect((await run.finished()).code).toBe(0);
+  });
+
+  it('[::ffff:7f00:1]:P is refused as its dotted form is: one line, exit 125', async () => {
+    for (const host of ['::ffff:7f00:1', '::ffff:127.0.0.1']) {
+      const run = gsup(['--listen', `[${host}]:8080`, '--', 'true']);
+      expect((await run.finished()).code).toBe(125);
+      expect(run.stderr).toEqual([
+        `gsup: invalid value "[${host}]:8080" for --listen: "${host}" is an IPv4 address in IPv6 form: write 127.0.0.1:PORT`,
+      ]);
+    }
+  });
+});
+
 describe('--listen: what a run gets', () => {
   it.each([
     ['node app.js', ['node', APP]],

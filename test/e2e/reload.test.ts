@@ -195,6 +195,22 @@ describe('--reload-signal: when the next run has listened (the review of issue 3
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });
 
+  it('a server whose blocking accept(2) runs in a thread other than the main one (python3) is seen taking the socket: its reload works, no false warning', async () => {
+    const port = await freePort();
+    const args = ['-v', '--listen', `127.0.0.1:${port}`, '--no-listen-preload', '--reload-signal', 'HUP'];
+    const run = gsup([...args, '--ready-timeout', '5s', '--', 'python3', fixture('listen-app.py'), 'threaded']);
+    const first = await run.ready('listen-app.py');
+    await said(run, new RegExp(`run 1: pid ${first} took the held socket \\S+ \\(seen by the kernel\\)`));
+    run.signal('SIGHUP');
+    await said(run, /run 2 is ready \(the kernel saw it listen on the held socket \S+\)/);
+    await said(run, /run 1 retired in/);
+    const second = Number(/pid: (\d+)/.exec(run.stdout.filter((line) => line.startsWith('ready (pid:'))[1])?.[1]);
+    expect(await request(port)).toEqual({ outcome: 'ok', body: `${second} fd 3\n` });
+    expect(run.stderr.filter((line) => /has taken|the reload failed/.test(line))).toEqual([]);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+
   it('two held sockets: the next run is ready once it listens on both (the old run took both), not at its first', async () => {
     const [web, admin] = [await freePort(), await freePort()];
     const held = ['--listen', `web=127.0.0.1:${web}`, '--listen', `admin=127.0.0.1:${admin}`];

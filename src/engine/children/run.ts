@@ -95,13 +95,28 @@ export function spawnRun(
 
 /** Before the first spawn (or when a stop signal came first): no process, nothing to signal. */
 export function notStarted(): CommandRun {
+  return unspawned(0, [], new Promise(() => {}), 0);
+}
+
+/**
+ * Run `id` that gsup could not prepare or spawn (a socketpair, a notify socket, the spawn itself threw): no
+ * process; its end is that failure, told as a spawn's error is (the machine decides: a failed reload, or a
+ * failed start under the restart policy), never an internal error.
+ */
+export function failedRun(id: number, args: string[], error: unknown): CommandRun {
+  const errorCode = (error as NodeJS.ErrnoException | undefined)?.code ?? 'EUNKNOWN';
+  const message = error instanceof Error ? error.message : String(error);
+  return unspawned(id, args, Promise.resolve({ code: null, signal: null, errorCode, error: message }), Date.now());
+}
+
+function unspawned(id: number, args: string[], exited: Promise<CommandExit>, startedAt: number): CommandRun {
   return {
-    id: 0,
+    id,
     pid: undefined,
     pgid: undefined,
-    spawned: { pid: undefined, exited: new Promise(() => {}), stdout: null, stderr: null },
-    args: [],
-    startedAt: 0,
+    spawned: { pid: undefined, exited, stdout: null, stderr: null },
+    args,
+    startedAt,
     sent: new Set(),
     unreaped: () => false,
     signalGroup: () => false,

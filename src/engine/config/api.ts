@@ -73,7 +73,9 @@ export function supervisorResult(
   killed = false,
 ): SupervisorResult {
   const result: SupervisorResult = { exitCode, code: exit.code, signal: exit.signal, killed };
-  return exit.errorCode !== undefined ? { ...result, error: spawnErrorMessage(command, exit.errorCode) } : result;
+  return exit.errorCode !== undefined
+    ? { ...result, error: spawnErrorMessage(command, exit.errorCode, exit.error) }
+    : result;
 }
 
 /** The handle of a supervision: its current run's pid and output, and a way to signal or stop it. */

@@ -51,10 +51,15 @@ export class ReadyListeners {
     this.sockets.delete(id);
   }
 
+  /**
+   * Run `id`'s socket. None on this system is said once, at the first run's, and every run starts without one; a
+   * later run's that cannot be had (EMFILE) throws: that run could not be prepared (a failed reload or start).
+   */
   private open(id: number): NotifySocket | undefined {
     if (this.failed) return undefined;
     const socket = this.platform.openNotifySocket?.((text) => this.datagram(id, text)) ?? 'not on this system';
     if (typeof socket !== 'string') return (this.sockets.set(id, socket), socket);
+    if (id > 1) throw new Error(`no NOTIFY_SOCKET for run ${id}: ${socket}`);
     this.failed = true;
     const ipc = this.ipc ? "only process.send('ready') is heard" : 'no word can be heard (the command is not node)';
     this.logger.warn('notify-socket', `--wait-ready: no NOTIFY_SOCKET (${socket}): ${ipc}`, { why: socket });

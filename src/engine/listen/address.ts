@@ -1,5 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { ListenSpec } from '../../platform/held-sockets.js';
+import { formatIp, isAny, isLinkLocal, mappedV4, parseIp } from './ip.js';
 
 // `--listen [NAME=]ADDRESS`, read: `PORT` (every interface), `HOST:PORT`, `[V6]:PORT`. HOST is a literal
 // address: no name is looked up at start (a resolver's answer would decide, at each start, what is exposed).
@@ -34,10 +35,12 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   if (/^\d+$/.test(text)) return withPort(text, undefined, undefined);
   if (/^\[[^\]]*\]$/.test(text)) return 'no port: expected [IPv6]:PORT';
   const v6 = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
-  if (v6)
-    return isIPv6(v6[1])
-      ? (ipv6Refused(v6[1]) ?? withPort(v6[2], v6[1], 6))
-      : `${JSON.stringify(v6[1])} is no IPv6 address`;
+  if (v6) {
+    if (!isIPv6(v6[1])) return `${JSON.stringify(v6[1])} is no IPv6 address`;
+    // Its one spelling from here on: `[0::0]` is `[::]` (bound as it is), as GSUP_LISTEN_ID and the log say it.
+    const ip = parseIp(v6[1]);
+    return ipv6Refused(v6[1]) ?? withPort(v6[2], ip ? formatIp(ip) : v6[1], 6);
+  }
   const colon = text.lastIndexOf(':');
   if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
   const host = text.slice(0, colon);
@@ -50,11 +53,13 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
 function ipv6Refused(host: string): string | undefined {
   const shown = JSON.stringify(host);
   if (host.includes('%')) return `${shown} has a zone (%…), which --listen does not take`;
+  const ip = parseIp(host);
   // fe80::/10: bound only with an interface, which a zone would name.
-  if (/^fe[89ab]/i.test(host))
+  if (ip && isLinkLocal(ip))
     return `${shown} is link-local: it is bound only with an interface, which --listen does not take`;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(host);
-  if (mapped) return `${shown} is an IPv4 address in IPv6 form: write ${mapped[1]}:PORT`;
+  // However written (`::ffff:127.0.0.1`, `::ffff:7f00:1`): the address, not its text.
+  const mapped = ip && mappedV4(ip);
+  if (mapped) return `${shown} is an IPv4 address in IPv6 form: write ${mapped}:PORT`;
   return undefined;
 }
 
@@ -84,7 +89,9 @@ export function specsOf(address: ListenAddress): ListenSpec[] {
       { family: 6, host: '::', port, dual: true },
       { family: 4, host: '0.0.0.0', port, dual: false },
     ];
-  return [{ family, host, port, dual: family === 6 && host === '::' }];
+  // `[::]` however written takes IPv4 too (IPV6_V6ONLY=0), as the preload takes it: by its address, not its text.
+  const ip = family === 6 ? parseIp(host) : undefined;
+  return [{ family, host, port, dual: ip !== undefined && isAny(ip) }];
 }
 
 /** An address as bound: `[::]:8080`, `0.0.0.0:8080`, `127.0.0.1:9000`. */

@@ -2,7 +2,7 @@ import type { ProcessInfo, SignalName } from '../../platform/types.js';
 import { exitStatus } from './exit-status.js';
 import { describeExit } from './format.js';
 import { onExitAction } from './on-exit.js';
-import { ending, enterRestart, finish, log, planOf } from './outcomes.js';
+import { ending, enterRestart, finish, log, planOf, startFailed } from './outcomes.js';
 import { decideRestart } from './restart.js';
 import type { Facts, In, Input, Out, State } from './state.js';
 import { beginStop, endStop, newStop } from './stop-sequence.js';
@@ -20,7 +20,10 @@ export function commandExit(
 ): State {
   if (state.phase === 'starting' || state.phase === 'done' || input.run !== state.run.id) return state;
   const { exit } = input;
-  if (exit.errorCode !== undefined) return finish({ phase: 'ending', tally: state.tally, run: state.run, exit }, out);
+  if (exit.errorCode !== undefined) {
+    if (state.phase === 'running') return startFailed(state, exit, facts, out);
+    return finish({ phase: 'ending', tally: state.tally, run: state.run, exit }, out);
+  }
   const { behind } = state.tally;
   const tally = behind ? { ...state.tally, behind: { ...behind, wrapper: input.wrapper } } : state.tally;
   if (state.phase === 'ending') return finish({ ...state, tally, exit }, out);

@@ -30,7 +30,8 @@ function spawnErrorStatus(errorCode: string): number {
 }
 
 /** The one line for a command that could not be started, shell style. */
-export function spawnErrorMessage(command: string, errorCode: string): string {
+export function spawnErrorMessage(command: string, errorCode: string, error?: string): string {
+  if (error !== undefined) return `${command}: cannot start (${error})`;
   if (errorCode === 'ENOENT') return `${command}: command not found`;
   if (spawnErrorStatus(errorCode) === EXIT_NOT_EXECUTABLE) return `${command}: permission denied (not executable)`;
   return `${command}: cannot start (${errorCode})`;

@@ -11,6 +11,11 @@ export function describeExit(exit: CommandExit): string {
   return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
 }
 
+/** A run that could not be started: what failed (gsup's own preparation), or the spawn's error code. */
+export function describeStartFailure(exit: CommandExit): string {
+  return `could not be started (${exit.error ?? exit.errorCode})`;
+}
+
 /** A forwarded signal as it came: `SIGUSR1 (as SIGUSR2)` when a rule rewrote it. */
 export function describeSignal(signal: SignalName, received: SignalName | undefined): string {
   return received && received !== signal ? `${received} (as ${signal})` : signal;

@@ -1,5 +1,5 @@
 import { exitStatus, EXIT_INTERNAL } from './exit-status.js';
-import { describeLeaver, formatDuration } from './format.js';
+import { describeLeaver, describeStartFailure, formatDuration } from './format.js';
 import type { Leavers } from './ledger.js';
 import { shutOpen } from './held.js';
 import { watchTakes } from './untaken.js';
@@ -72,6 +72,27 @@ export function afterUnhealthy(state: In<'ending'>, restart: boolean, cause: Sto
   if (plan) return enterRestart({ tally, run: state.run, exit: state.exit ?? { code: null, signal: null } }, plan, out);
   if (decision?.decision.reason) log(out, 'warn', 'restart-give-up', `command ${decision.decision.reason}`);
   return finish({ ...state, tally: { ...tally, unhealthyExit: true } }, out);
+}
+
+/**
+ * A run that could not be started: its spawn failed (ENOENT, EACCES, EMFILE…), or gsup could not prepare it (a
+ * socketpair, a notify socket, a thrown spawn). The first run ends gsup with its exit status (127 not found, 126
+ * not executable, else 125), as `docker run` does. A restart's run is a failed start under the restart policy,
+ * counted like a crash (back-off, --max-restarts); given up, gsup exits with that same status.
+ */
+export function startFailed(state: In<'running'>, exit: CommandExit, facts: Facts, out: Out): State {
+  const { run } = state;
+  if (run.id === 1) return finish({ phase: 'ending', tally: state.tally, run, exit }, out);
+  out.push({ kind: 'clear-timer', name: 'ready-timeout' });
+  const why = describeStartFailure(exit);
+  const { restart } = facts.config;
+  const decision = restart === 'never' ? undefined : restartAfterUnhealthy(state.tally.restarts, facts.config, 0, why);
+  const tally = decision ? { ...state.tally, restarts: decision.state } : state.tally;
+  const plan = decision && planOf(decision.decision, facts);
+  if (plan) return enterRestart({ tally, run, exit }, plan, out);
+  const given = decision?.decision.reason ?? why;
+  log(out, 'warn', 'restart-give-up', `run ${run.id} ${given}`, { run: run.id, errorCode: exit.errorCode });
+  return finish({ phase: 'ending', tally, run, exit }, out);
 }
 
 /** 6. Exit once libuv has reported the command (the check nudges it) and the orphans are reaped. */

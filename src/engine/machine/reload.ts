@@ -1,5 +1,5 @@
 import { tell } from './drain.js';
-import { describeExit, formatDuration } from './format.js';
+import { describeExit, describeStartFailure, formatDuration } from './format.js';
 import { log } from './outcomes.js';
 import { beginRetire } from './retire.js';
 import { EMPTY_LEDGER } from './ledger.js';
@@ -236,8 +236,7 @@ export function besideExit(state: State, input: Extract<Input, { kind: 'command-
   const next = nextOf(state.tally);
   if (!next) return undefined;
   const { exit } = input;
-  const ended =
-    exit.errorCode !== undefined ? `could not be started (${exit.errorCode})` : `exited (${describeExit(exit)})`;
+  const ended = exit.errorCode !== undefined ? describeStartFailure(exit) : `exited (${describeExit(exit)})`;
   if (input.run === next.run.id) {
     const why = exit.errorCode !== undefined ? ended : `${ended} before it was ready`;
     return nextFailed(state, next, why, exit, facts, out);

@@ -10,6 +10,8 @@ export interface CommandExit {
   signal: SignalName | null;
   /** Set when the command could not be started. */
   errorCode?: string;
+  /** What failed, when gsup could not prepare or spawn the run itself (a socketpair, a pipe, the spawn throwing). */
+  error?: string;
 }
 
 /** What one look at the system found of gsup's tree. */

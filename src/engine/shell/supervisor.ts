@@ -6,7 +6,7 @@ import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../co
 import { reloadableSignals, resolveConfig, type SupervisorConfig } from '../config/config.js';
 import { HealthSchedule } from '../health/schedule.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type State } from '../machine/step.js';
-import { notStarted, startDirectory, type CommandRun } from '../children/run.js';
+import { failedRun, notStarted, startDirectory, type CommandRun } from '../children/run.js';
 import { EventLoop, messageOf } from './event-loop.js';
 import { SignalIntake } from './intake.js';
 import { LostChildWatch } from './lost-child.js';
@@ -234,8 +234,14 @@ class Supervisor implements Shell {
     );
   }
 
+  /** Run `id`; one that could not be prepared or spawned ends at once with that failure (the machine decides). */
   private spawn(id: number, terminal: string[] | undefined, current: boolean): CommandRun {
-    const run = this.parts.spawnRun(id, this.args, terminal, !current);
+    let run: CommandRun;
+    try {
+      run = this.parts.spawnRun(id, this.args, terminal, !current);
+    } catch (error) {
+      run = failedRun(id, this.args, error);
+    }
     const { pid } = run;
     if (pid !== undefined) {
       this.parts.children.nodeChildren.add(pid);

@@ -16,6 +16,8 @@ const ACCEPT: Record<string, readonly number[]> = {
 // A sample of a large tree stops here: it is a hint, not a look.
 const MAX_PROCESSES = 64;
 const MAX_FDS = 4096;
+/** Threads of a process whose system call is read (a JVM has dozens; a pool of thousands is cut). */
+const MAX_THREADS = 1024;
 /** Links read in one sample, at most, and at once. */
 const MAX_LINKS = 8192;
 const AT_ONCE = 32;
@@ -65,11 +67,31 @@ async function takenBy(pid: number, inodes: ReadonlySet<number>, budget: { links
       }
     }
   }
-  // `NR arg0 …` while in a system call: accept(fd, …) on a held socket.
-  const call = (await text(`/proc/${pid}/syscall`, 512)).split(' ');
-  const accepting = ACCEPT[process.arch]?.includes(Number(call[0])) && held.get(Number(call[1]));
-  if (accepting) taken.add(accepting);
+  if (held.size > 0) for (const inode of await accepting(pid, held)) taken.add(inode);
   return [...taken];
+}
+
+/**
+ * The held inodes some thread of `pid` waits in accept(2) on: a blocking server often accepts in a thread of its
+ * own (Java, threaded Python), never seen in the main thread's /proc/PID/syscall. Each thread's `NR arg0 …`, read
+ * while it is in a system call (the threads share the fd table: `held` is theirs too).
+ */
+async function accepting(pid: number, held: ReadonlyMap<number, number>): Promise<number[]> {
+  const found: number[] = [];
+  const calls = ACCEPT[process.arch];
+  if (!calls) return found;
+  const tasks = (await names(`/proc/${pid}/task`)).slice(0, MAX_THREADS);
+  for (let start = 0; start < tasks.length; start += AT_ONCE) {
+    const lines = await Promise.all(
+      tasks.slice(start, start + AT_ONCE).map((task) => text(`/proc/${pid}/task/${task}/syscall`, 512)),
+    );
+    for (const line of lines) {
+      const call = line.split(' ');
+      const inode = calls.includes(Number(call[0])) ? held.get(Number(call[1])) : undefined;
+      if (inode !== undefined) found.push(inode);
+    }
+  }
+  return found;
 }
 
 /** Which processes of `root`'s tree take one of these socket inodes now, each with the inode. */

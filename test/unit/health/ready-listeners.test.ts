@@ -18,7 +18,7 @@ function listeners() {
   const words: string[] = [];
   const silent = new Logger({ verbosity: -1, write: () => {} });
   const ready = new ReadyListeners('sh', platform, silent, (run, word) => words.push(`${run} ${word}`));
-  return { ready, sockets, words };
+  return { ready, sockets, words, platform };
 }
 
 describe('ReadyListeners', () => {
@@ -39,5 +39,11 @@ describe('ReadyListeners', () => {
     expect(sockets.map((socket) => socket.closed)).toEqual([true, false]);
     ready.close();
     expect(sockets.map((socket) => socket.closed)).toEqual([true, true]);
+  });
+
+  it("a later run's socket that cannot be had (EMFILE) throws: that run could not be prepared (issue 35, part 3)", () => {
+    const { ready, platform } = listeners();
+    platform.openNotifySocket = () => 'socket(AF_UNIX, SOCK_DGRAM) failed (errno 24)';
+    expect(() => ready.started(2, {})).toThrow('no NOTIFY_SOCKET for run 2: socket(AF_UNIX, SOCK_DGRAM) failed');
   });
 });

@@ -22,6 +22,11 @@ describe('held addresses', () => {
     expect(normalHost('0:0:0:0:0:0:0:0')).toBe('::');
     expect(normalHost('::0')).toBe('::');
     expect(normalHost('::1')).toBe('::1');
+    // The bytes, not the text (issue 35, 5b).
+    expect(normalHost('::ffff:7f00:1')).toBe('127.0.0.1');
+    expect(normalHost('0::0')).toBe('::');
+    expect(normalHost('2001:DB8:0:0:0:0:0:1')).toBe('2001:db8::1');
+    expect(normalHost('localhost')).toBe('localhost');
   });
 });
 
@@ -45,6 +50,9 @@ describe("where an app's listen lies against the held address", () => {
     ['127.0.0.2', '127.0.0.1', 'outside'],
     ['::1', '127.0.0.1', 'outside'],
     ['10.0.0.2', '::1', 'outside'],
+    ['0.0.0.0', '0::0', 'inside'], // gsup holds [0::0] as [::], dual-stack
+    ['::ffff:7f00:1', '127.0.0.1', 'same'],
+    ['0:0::0', '::', 'same'],
   ] as const)('%s against %s: %s', (app, held, place) => {
     expect(placement(app, held)).toBe(place);
   });

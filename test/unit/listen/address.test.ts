@@ -12,6 +12,10 @@ describe('parseListen', () => {
     ['[::1]:65535', { name: '65535', host: '::1', family: 6, port: 65535 }],
     ['v6=[::]:80', { name: 'v6', host: '::', family: 6, port: 80 }],
     ['[2001:db8::1]:443', { name: '443', host: '2001:db8::1', family: 6, port: 443 }],
+    // One spelling per address (issue 35, 5b): `[0::0]` is `[::]`, bound and named as it.
+    ['[0::0]:80', { name: '80', host: '::', family: 6, port: 80 }],
+    ['[0:0:0:0:0:0:0:0]:80', { name: '80', host: '::', family: 6, port: 80 }],
+    ['[2001:DB8:0:0::0001]:443', { name: '443', host: '2001:db8::1', family: 6, port: 443 }],
     ['a.b-c_d=8080', { name: 'a.b-c_d', host: undefined, family: undefined, port: 8080 }],
   ])('%s', (text, expected) => {
     expect(parseListen(text)).toEqual(expected);
@@ -35,6 +39,12 @@ describe('parseListen', () => {
     ['[FEBF::1]:8080', '"FEBF::1" is link-local: it is bound only with an interface, which --listen does not take'],
     ['[fe80::1%eth0]:8080', '"fe80::1%eth0" has a zone (%…), which --listen does not take'],
     ['[::ffff:127.0.0.1]:80', '"::ffff:127.0.0.1" is an IPv4 address in IPv6 form: write 127.0.0.1:PORT'],
+    ['[::ffff:7f00:1]:80', '"::ffff:7f00:1" is an IPv4 address in IPv6 form: write 127.0.0.1:PORT'],
+    ['[0:0:0:0:0:FFFF:7f00:1]:80', '"0:0:0:0:0:FFFF:7f00:1" is an IPv4 address in IPv6 form: write 127.0.0.1:PORT'],
+    [
+      '[fe80:0000::1]:8080',
+      '"fe80:0000::1" is link-local: it is bound only with an interface, which --listen does not take',
+    ],
     ['256.1.1.1:80', '"256.1.1.1" is no literal address (no name is looked up)'],
     ['=8080', `the name "" is not printable ASCII without spaces, ':', ',' or '=' (at most 255)`],
     ['a b=8080', `the name "a b" is not printable ASCII without spaces, ':', ',' or '=' (at most 255)`],
@@ -72,5 +82,12 @@ describe('specsOf', () => {
     expect(specsOf({ name: 'a', host: '::', family: 6, port: 1 })).toEqual([
       { family: 6, host: '::', port: 1, dual: true },
     ]);
+  });
+
+  it('[::] however written is dual-stack: the address decides, never its text (issue 35, 5b)', () => {
+    for (const host of ['0::0', '0:0:0:0:0:0:0:0', '::0'])
+      expect(specsOf({ name: 'a', host, family: 6, port: 1 })).toEqual([{ family: 6, host, port: 1, dual: true }]);
+    const given = parseListen('[0::0]:8080') as Exclude<ReturnType<typeof parseListen>, string>;
+    expect(specsOf(given).map(shownSpec)).toEqual(['[::]:8080']);
   });
 });

@@ -5,6 +5,9 @@ import {
   type RestartMode,
   type RestartState,
 } from '../../../src/engine/machine/restart.js';
+import { initialState, type Input } from '../../../src/engine/machine/step.js';
+import type { CommandExit } from '../../../src/engine/machine/values.js';
+import { feed, logged, timer } from '../../helpers/reload.js';
 
 /** The pure decision, threaded through its state the way the engine's step does. */
 class RestartPolicy {
@@ -86,5 +89,45 @@ describe('RestartPolicy', () => {
     expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 30_000 });
     expect(policy.decide(failed, 100, none)).toMatchObject({ restart: true, delayMs: 30_000 });
     expect(policy.decide(failed, 12_000, none)).toMatchObject({ restart: true, delayMs: 30_000 });
+  });
+});
+
+describe('a restart’s run that could not be started, in the step (issue 35, part 3)', () => {
+  const gone = (run: number, exit: CommandExit): Input => ({
+    kind: 'command-exit',
+    run,
+    exit,
+    sent: new Set(),
+    treeGone: true,
+    mayHaveDaemon: false,
+    wrapper: false,
+  });
+  const enoent: CommandExit = { code: null, signal: null, errorCode: 'ENOENT' };
+  const start: Input = { kind: 'start', stopFirst: undefined };
+  const config = { waitReady: false, restart: 'on-failure' as const };
+
+  it('a failed start under the policy: counted like a crash (back-off, restart N of M), never an exit', () => {
+    const { state, effects } = feed(
+      initialState(),
+      [start, gone(1, { code: 1, signal: null }), timer('restart-delay'), gone(2, enoent)],
+      config,
+    );
+    expect(state.phase).toBe('restarting');
+    expect(logged(effects)).toContain(
+      'notice command could not be started (ENOENT) (restart 2 of 10): restarting in 2.00s',
+    );
+    expect(effects.filter((effect) => effect.kind === 'end')).toEqual([]);
+  });
+
+  it('given up at --max-restarts: one line, gsup ends with the start’s own status (127); the first run’s ends at once', () => {
+    const inputs = [start, gone(1, { code: 1, signal: null }), timer('restart-delay'), gone(2, enoent)];
+    const given = feed(initialState(), [...inputs, { kind: 'swept', notYet: 0 }], { ...config, maxRestarts: 1 });
+    expect(logged(given.effects)).toContain(
+      'warn run 2 could not be started (ENOENT); giving up after 1 restart(s) in a row',
+    );
+    expect(given.state).toMatchObject({ phase: 'done', exitCode: 127 });
+    const first = feed(initialState(), [start, gone(1, enoent), { kind: 'swept', notYet: 0 }], config);
+    expect(first.state).toMatchObject({ phase: 'done', exitCode: 127 });
+    expect(logged(first.effects).filter((line) => line.includes('restart'))).toEqual([]);
   });
 });

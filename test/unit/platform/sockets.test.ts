@@ -138,4 +138,22 @@ describe.runIf(linux)('held sockets through libc', () => {
     expect(await Promise.all([holder, python, node].map(takes))).toEqual([0, 1, 1]);
     expect(await socketTakers(python.pid!, inodes)).toEqual([{ pid: python.pid, ino: socket.ino }]);
   });
+
+  it('a process whose accept(2) runs in a thread other than the main one takes it too (Java, threaded Python)', async () => {
+    const { socket } = await held();
+    const inodes = new Set([socket.ino]);
+    const threaded = [
+      'import signal, socket, threading',
+      's = socket.socket(fileno=3)',
+      'threading.Thread(target=s.accept, daemon=True).start()',
+      'print("ready", flush=True)',
+      'signal.pause()',
+    ].join('\n');
+    const python = child(socket.fd, 'python3', ['-c', threaded]);
+    await line(python);
+    const takes = async () => await socketTakers(python.pid!, inodes);
+    for (let attempt = 0; attempt < 200 && (await takes()).length === 0; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await takes()).toEqual([{ pid: python.pid, ino: socket.ino }]);
+  });
 });

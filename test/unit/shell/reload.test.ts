@@ -163,3 +163,37 @@ describe('a reload through the shell', () => {
     expect(await handle.exited).toMatchObject({ exitCode: 143 });
   });
 });
+
+describe('a reload whose next run cannot be prepared or spawned (issue 35, part 3)', () => {
+  it('the spawn throws (EMFILE): one line, counted failed, run 1 serves on untouched; the next reload works', async () => {
+    const world = shellSetup();
+    const said: Array<(message: unknown) => unknown> = [];
+    let calls = 0;
+    const spawn: SpawnFunction = (command, args, spawnOptions) => {
+      if (++calls === 2) throw Object.assign(new Error('spawn EMFILE'), { code: 'EMFILE' });
+      said.push(spawnOptions.ipc ?? (() => {}));
+      return world.spawn(command, args, spawnOptions);
+    };
+    const handle = world.start({ waitReady: true, reloadSignal: 'SIGHUP', spawn }, 'node');
+    transcript = { platform: world.platform, lines: world.lines, result: handle.exited };
+    said[0]('ready');
+    await advance();
+    handle.signal('SIGHUP');
+    await advance(100);
+    expect(world.lines).toContainEqual(
+      expect.stringContaining('run 2 could not be started (spawn EMFILE): the reload failed, run 1 keeps serving'),
+    );
+    expect(world.lines.filter((line) => line.includes('internal error'))).toEqual([]);
+    expect(world.platform.kills).toEqual([]);
+    expect(world.platform.processes.has(500)).toBe(true);
+    handle.signal('SIGHUP');
+    await advance();
+    expect(world.platform.processes.has(600)).toBe(true);
+    said[1]('ready');
+    await advance(100);
+    expect(killsOf(world.platform, 'SIGTERM')).toEqual([-500]);
+    handle.stop();
+    await advance(100);
+    expect(await handle.exited).toMatchObject({ exitCode: 143 });
+  });
+});

@@ -453,6 +453,83 @@ describe('an effect that throws', () => {
   });
 });
 
+describe('a restart whose run cannot be spawned (issue 35, part 3): a failed start under the restart policy', () => {
+  beforeEach(onFakeClock);
+
+  /** Run 1 exits 1 (nothing left); the spawns after it fail as `failures` says, in order (undefined: it works). */
+  function crashThen(failures: Array<'throw' | 'ENOENT' | undefined>, options: SuperviseOptions) {
+    const world = setup({ reaping: true });
+    let calls = 0;
+    const spawn: SpawnFunction = (command, args, spawnOptions) => {
+      const failure = calls++ === 0 ? undefined : failures.shift();
+      if (failure === 'throw') throw new Error('no report channel for run 2: socketpair failed (EMFILE)');
+      // Node's own way: no pid, its 'error' event as the end.
+      if (failure === 'ENOENT') {
+        const exited = Promise.resolve<CommandExit>({ code: null, signal: null, errorCode: 'ENOENT' });
+        return { pid: undefined, exited, stdout: null, stderr: null };
+      }
+      return world.spawn(command, args, spawnOptions);
+    };
+    const handle = world.start({ restart: 'on-failure', restartDelay: 1000, spawn, ...options });
+    world.platform.processes.delete(501);
+    world.platform.processes.delete(500);
+    world.commands[0].finish({ code: 1, signal: null });
+    return { ...world, handle };
+  }
+
+  it('a spawn that throws, then one Node could not start (ENOENT): each a failed start with back-off; the third runs', async () => {
+    const { handle, lines, commands, platform } = crashThen(['throw', 'ENOENT'], { maxRestarts: 5 });
+    await advance(1010);
+    expect(lines).toContain(
+      '[gsup] command could not be started (no report channel for run 2: socketpair failed (EMFILE)) ' +
+        '(restart 2 of 5): restarting in 2.00s',
+    );
+    await advance(2010);
+    expect(lines).toContain('[gsup] command could not be started (ENOENT) (restart 3 of 5): restarting in 4.00s');
+    await advance(4010);
+    expect(commands).toHaveLength(2);
+    expect(handle.pid).toBe(600);
+    expect(lines.filter((line) => line.includes('internal error'))).toEqual([]);
+    handle.signal('SIGTERM');
+    await advance(100);
+    expect(killsOf(platform, 'SIGTERM')).toEqual([-600]);
+    expect((await handle.exited).exitCode).toBe(143);
+  });
+
+  it('given up at --max-restarts: gsup exits with the failed start’s status (127 not found, 125 gsup’s own failure)', async () => {
+    const notFound = crashThen(['ENOENT', 'ENOENT'], { maxRestarts: 2 });
+    await advance(1010 + 2010);
+    expect(notFound.lines).toContain(
+      '[gsup] run 3 could not be started (ENOENT); giving up after 2 restart(s) in a row',
+    );
+    expect(await notFound.handle.exited).toMatchObject({ exitCode: 127, error: 'app: command not found' });
+    const thrown = crashThen(['throw'], { maxRestarts: 1 });
+    await advance(1010);
+    expect(await thrown.handle.exited).toMatchObject({
+      exitCode: 125,
+      error: 'app: cannot start (no report channel for run 2: socketpair failed (EMFILE))',
+    });
+  });
+});
+
+describe('a first run that cannot be prepared (issue 35, part 3)', () => {
+  beforeEach(onFakeClock);
+
+  it('a spawn that throws: no internal error, no restart; gsup exits 125 saying what failed', async () => {
+    const world = setup();
+    const spawn: SpawnFunction = () => {
+      throw new Error('no report channel for run 1: socketpair failed (EMFILE)');
+    };
+    const handle = world.start({ restart: 'always', spawn });
+    await advance(10);
+    expect(await handle.exited).toMatchObject({
+      exitCode: 125,
+      error: 'app: cannot start (no report channel for run 1: socketpair failed (EMFILE))',
+    });
+    expect(world.lines.filter((line) => /internal error|restart/.test(line))).toEqual([]);
+  });
+});
+
 describe('supervise (unit, injected spawn and platform)', () => {
   it('forwards a signal to the command’s group with one kill(2)', async () => {
     const { platform, start } = shellSetup();
