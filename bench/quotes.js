@@ -297,8 +297,8 @@ export const OTHER_FIGURES = [
   },
   {
     file: 'docs/restarts.md',
-    text: 'unchanged Node app (`server.listen(PORT)`) — 0 refused, 0 reset, 0 lost',
-    why: 'what a test holds (test/e2e/reload.test.ts)',
+    text: '`await app.close()`): 0 refused, 0\nreset, 0 lost',
+    why: 'what a test holds (test/e2e/reload.test.ts, test/e2e/drain.test.ts)',
   },
   { file: 'docs/signals.md', text: 'a few milliseconds (4–8 ms measured here', why: 'a measurement of its own' },
   { file: 'docs/signals.md', text: 'while a command line is read (up to 100 ms)', why: 'a constant of the code' },
