@@ -164,7 +164,8 @@ export class Provenance {
 
   /** Whether the leader is the tree's (true), shown not to be (false), or not known. */
   private leaderJudgment(leader: ProcessInfo, tree: Known): boolean | undefined {
-    if (tree.apart(leader) || this.startedBefore(leader)) return false;
+    // A session's members descend from its leader: one that entered from outside leads no member of the tree.
+    if (tree.apart(leader) || this.startedBefore(leader) || tree.stranger(leader)?.why === 'entered') return false;
     return (known(this.judgments, leader) ?? known(this.leaders, leader))?.ours;
   }
 
