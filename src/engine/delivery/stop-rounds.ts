@@ -138,9 +138,9 @@ export class StopRounds {
   }
 
   private saidContinued(continued: readonly ProcessInfo[]): void {
-    if (continued.length === 0) return;
     const pids = continued.map((info) => info.pid);
-    this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
+    if (pids.length > 0)
+      this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
   }
 
   private send(targets: Target[], signal: SignalName, run: CommandRun, moments: boolean): Sent {
@@ -173,10 +173,7 @@ export class StopRounds {
     });
   }
 
-  /**
-   * The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun).
-   * `retiring`: the run is retired alone (its own summary).
-   */
+  /** The command's group at once, before any look, through its pidfd (CommandRun); `retiring`: that run's. */
   killCommandGroup(run: CommandRun, snapshot: Snapshot | undefined, retiring?: number): void {
     if (run.pgid === undefined || !run.unreaped()) return;
     const group = snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [];
@@ -187,12 +184,15 @@ export class StopRounds {
 
   /**
    * SIGKILL for everything of this look (a retiring run's part of it): whole groups with one kill each (new forks
-   * included), the rest one by one.
+   * included), the rest one by one. A stop's round reaches a retiring run's part too: named in its line as well.
    */
   killRound(snapshot: Snapshot, ownPgid: number, retiring?: number): void {
     this.killing();
-    for (const summary of this.summariesOf(retiring))
-      summary.killing(snapshot.alive, (info) => this.lines.describe(info));
+    const describe = (info: ProcessInfo) => this.lines.describe(info);
+    for (const summary of this.summariesOf(retiring)) summary.killing(snapshot.alive, describe);
+    const runs = retiring === undefined ? snapshot.runs : undefined;
+    const partOf = (run: number) => snapshot.alive.filter((info) => runs?.get(info.pid) === run);
+    if (runs) this.retiring.forEach((own, run) => own.killing(partOf(run), describe));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
       return;
