@@ -156,6 +156,19 @@ describe.skipIf(!dropWorks || !nsenterWorks)('PID 1: what gsup cannot signal, wh
     }
   });
 
+  it('gsup as uid 65534: the app’s own setsid daemon (its user) is still the tree’s: waited for, one SIGTERM at the stop', async () => {
+    const daemonize = [process.execPath, fixture('daemonize.js'), '--then', 'exit:0', '--', '--cleanup', '100'];
+    const run = gsupAsPid1Nobody(['-v', '--', ...daemonize]);
+    await run.ready('daemon');
+    const gsupPid = await pid1(run);
+    await run.waitForLine(/command exited \(code 0\); waiting for 1 remaining process/, { stream: 'stderr' });
+    expect(run.exit).toBeUndefined();
+    process.kill(gsupPid, 'SIGTERM');
+    expect((await run.finished()).code, run.transcript()).toBe(0);
+    expect(run.count(/^signal: SIGTERM .*daemon\)$/), run.transcript()).toBe(1);
+    expect(run.stderr.join('\n')).not.toMatch(/may not signal/);
+  });
+
   it('gsup as uid 65534: a crash-restart does not wait for the root daemon, and gsup exits with the command’s 0', async () => {
     const dir = tempDir();
     let exec: Run | undefined;
@@ -187,11 +200,12 @@ describe.skipIf(!dropWorks || !nsenterWorks)('PID 1: what gsup cannot signal, wh
   });
 
   it.each([
-    ['Docker’s capabilities (no CAP_SYS_PTRACE)', true],
-    ['every capability', false],
-  ])(
-    'root gsup, %s: a titled daemon `docker exec` started, seen by a look before it was orphaned, is never signalled by a restart, a reload or a stop',
-    async (_, dockerCaps) => {
+    ['root gsup with Docker’s capabilities (no CAP_SYS_PTRACE)', 'docker'],
+    ['root gsup with every capability', 'all'],
+    ['gsup as uid 65534 (the daemon too)', 'nobody'],
+  ] as const)(
+    '%s: a titled daemon `docker exec` started, seen by a look before it was orphaned, is never signalled by a restart, a reload or a stop',
+    async (_, who) => {
       const dir = tempDir();
       const statusPort = await freePort();
       const args = ['-v', '-t', '6s', '--restart', 'always', '--restart-delay', '10ms', '--reload-signal', 'HUP'];
@@ -204,21 +218,28 @@ describe.skipIf(!dropWorks || !nsenterWorks)('PID 1: what gsup cannot signal, wh
         fixture('reload-app.js'),
         '--worker',
       ];
-      const run = (dockerCaps ? gsupAsPid1WithDockerCaps : gsupAsPid1)([...args, ...command]);
+      const run = { docker: gsupAsPid1WithDockerCaps, all: gsupAsPid1, nobody: gsupAsPid1Nobody }[who]([
+        ...args,
+        ...command,
+      ]);
       let exec: Run | undefined;
       try {
         await run.ready('reload-app');
         const gsupPid = await pid1(run);
         // `docker exec`'s shell stays until told: the daemon is its child meanwhile.
         const go = join(dir.path, 'go');
-        exec = enter(gsupPid, `${titled(true)} & while [ ! -e ${go} ]; do sleep 0.05; done; exit 0`);
+        const daemon = `${who === 'nobody' ? `${DROP.join(' ')} ` : ''}${titled(true)}`; // gsup's own user under 65534
+        exec = enter(gsupPid, `${daemon} & while [ ! -e ${go} ]; do sleep 0.05; done; exit 0`);
         await exec.ready('daemon');
         // A look (a scrape asks for one) sees the shell enter from outside, and the daemon below it.
         const seen = /is not the tree's: it entered gsup's PID namespace from outside \(seen with parent pid 0/;
         await waitFor(() => scraped(statusPort) && run.stderr.some((line) => seen.test(line)), 'a look');
         writeFileSync(go, ''); // the shell leaves: the daemon is gsup's child now
-        const below = /\(mydaemon: master process\) is not the tree's: it descends from pid \d+, which entered/;
-        await waitFor(() => scraped(statusPort) && run.stderr.some((line) => below.test(line)), 'its judgment');
+        const below = /is not the tree's: it descends from pid \d+, which entered/; // the daemon, once orphaned
+        const judged = () => scraped(statusPort) && run.stderr.some((line) => below.test(line));
+        await waitFor(judged, 'its judgment', 10_000).catch((error: Error) => {
+          throw new Error(`${error.message}\n${run.transcript()}\n${exec?.transcript()}`);
+        });
         // A restart (the app killed), then a reload: each run gets SIGTERM at most once, the daemon never.
         process.kill(appOf(gsupPid, 'reload-app.js'), 'SIGKILL');
         await run.waitForLine(/^said ready .* run=2 /);
