@@ -25,7 +25,7 @@ let anyone: boolean | undefined;
 /**
  * gsup may not signal this process (kill(2)'s EPERM for signal 0, which sends nothing). Asked only where gsup may
  * not signal everyone: CAP_KILL in its effective set, in the first user namespace (its own maps every uid), answers
- * for every process at once. Signal 0 to a pid another process took since the look judges a process that is gone.
+ * for every process at once. Where the pid was taken again since the look, the judgment is on a process gone: moot.
  */
 export function signalDenied(pid: number): boolean {
   anyone ??= mayKillAnyone();
