@@ -220,6 +220,11 @@ export interface Platform {
   /** Does this pid run as the user gsup runs as (real and effective uid)? Absent where unknown. */
   ownerMatches?(pid: number): boolean;
   /**
+   * gsup has no permission to signal this process (EPERM: another user's, and gsup without CAP_KILL over it);
+   * false when it may, or the process is gone. Absent where unknown.
+   */
+  signalDenied?(pid: number): boolean;
+  /**
    * The user and group this pid runs as; undefined when it is gone or its
    * real and effective ids differ. Absent where unknown.
    */

@@ -144,7 +144,11 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
         // `docker exec`: a shell that enters gsup's namespaces and leaves a process behind, orphaned to gsup.
         const left = `node ${PRINTER} --label foreign & sleep 1.3 & exit 0`;
         exec = new Run('nsenter', ['-t', String(gsupPid), '-p', '-m', 'sh', '-c', left]);
-        const foreign = await exec.ready('foreign');
+        // Read from its output as it comes: the exec's Run counts as exited once nsenter is gone and its output quiet
+        // for a second, which a restart under load can outlast.
+        const line = (pattern: RegExp) => exec!.stdout.find((each) => pattern.test(each));
+        await waitFor(() => line(/^ready \(pid: \d+, foreign\)/) !== undefined, 'the foreign printer', 10_000);
+        const foreign = Number(/pid: (\d+)/.exec(line(/^ready \(pid: \d+, foreign\)/)!)![1]);
         const orphan = (text: string) =>
           allProcs().find((proc) => proc.ppid === gsupPid && cmdline(proc.pid).includes(text))?.pid;
         await waitFor(
@@ -155,7 +159,7 @@ describe.skipIf(!unshareWorks)('gsup as PID 1 (unshare --pid --fork --mount-proc
         writeFileSync(go, '');
         await run.ready('second'); // run 1 ended, its leftover was stopped, run 2 started
         process.kill(foreignHostPid!, 'SIGUSR2'); // a sign of life: a signal gsup sent would have come first
-        await exec.waitForLine(/^signal: SIGUSR2 /);
+        await waitFor(() => line(/^signal: SIGUSR2 /) !== undefined, 'its SIGUSR2 line', 10_000);
         expect(exec.count(/^signal: /), exec.transcript()).toBe(1);
         expect(run.count(/^signal: SIGTERM .*leftover/)).toBe(1);
         expect(run.count(/^clean exit .*leftover/)).toBe(1);

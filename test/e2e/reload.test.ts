@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks, type Run } from '../helpers/gsup.js';
+import { fixture, gsup, gsupAsPid1, hostPidOfPid1, tempDir, unshareWorks, type Run } from '../helpers/gsup.js';
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
 import { allProcs, waitFor } from '../helpers/proc.js';
 import { keepAliveLoad, load, request } from '../helpers/listen.js';
@@ -161,6 +161,57 @@ describe('--reload-signal: a new run beside the serving one, on the socket gsup 
     // gsup_last_exit_code speaks of the current run only: run 2's exit 3 is not it.
     expect(metrics).toContain('# TYPE gsup_last_exit_code gauge\n# HELP');
     promtoolClean(metrics);
+    run.signal('SIGTERM');
+    expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('--reload-signal: a retiring run SIGKILLed while the new run crashes (issue 35)', () => {
+  // Run 1 ignores its SIGTERM for a minute; run 2 crashes 300 ms after its word, while run 1 retires: the stop of
+  // the whole tree that follows waits for run 1, which its own kill timeout SIGKILLs.
+  const app = ['node', APP, '--worker', '--linger-run', '1:60000', '--crash-after', '2:300'];
+
+  it('the summary printed last and the termination log name the kill; the reload is counted killed', async () => {
+    const log = join(tempDir().path, 'termination-log');
+    const run = gsup([
+      '-v',
+      '--wait-ready',
+      '--reload-signal',
+      'HUP',
+      '-t',
+      '2s',
+      '--termination-log',
+      log,
+      '--',
+      ...app,
+    ]);
+    await run.waitForLine(/^said ready .* run=1 /);
+    const old = pidOf(run, 1);
+    run.signal('SIGHUP');
+    await run.waitForLine(/^signal: SIGTERM .* run=1 /);
+    const exit = await run.finished(20_000);
+    expect(exit, run.transcript()).toEqual({ code: 1, signal: null }); // run 2's crash: the current run's status
+    const last = run.stderr.filter((line) => / in \S+( \(.*\))?: \d+ exited by themselves/.test(line)).at(-1);
+    // Before: "stopped in 1.69s: 1 exited by themselves, 0 killed" (run 1's SIGKILL was its retiring's, not the stop's).
+    expect(last, run.transcript()).toMatch(new RegExp(`: 0 exited by themselves, 1 killed: ${old} \\(node `));
+    expect(readFileSync(log, 'latin1')).toMatch(new RegExp(`0 exited by themselves, 1 killed: ${old} \\(node `));
+    expect(run.count(/^signal: SIGTERM .* run=1 /)).toBe(1);
+  });
+
+  it('under --restart always, the stop before the restart names it too, and gsup_reloads_total counts it killed', async () => {
+    const statusPort = await freePort();
+    const args = ['-v', '--wait-ready', '--reload-signal', 'HUP', '-t', '2s', '--restart', 'always'];
+    const run = gsup([...args, '--restart-delay', '10ms', '--status-port', `${statusPort}`, '--', ...app]);
+    await run.waitForLine(/^said ready .* run=1 /);
+    const old = pidOf(run, 1);
+    run.signal('SIGHUP');
+    await run.waitForLine(/^said ready .* run=3 /);
+    const stopped = run.stderr.find((line) => /stopped in \S+: /.test(line));
+    expect(stopped, run.transcript()).toMatch(new RegExp(`: 0 exited by themselves, 1 killed: ${old} \\(node `));
+    await said(run, /run 1 retired in \S+ \(its command died of signal SIGKILL\): 0 exited by themselves, 1 killed/);
+    const metrics = (await status(statusPort, '/metrics')).body;
+    expect(metrics).toContain('gsup_reloads_total{result="killed"} 1');
+    expect(metrics).toContain('gsup_reloads_total{result="ok"} 0');
     run.signal('SIGTERM');
     expect(await run.finished(), run.transcript()).toEqual({ code: 0, signal: null });
   });

@@ -65,6 +65,13 @@ export class FakePlatform implements Platform {
   ownerMatches(pid: number) {
     return !this.otherUsers.has(pid);
   }
+  /** Pids gsup may not signal (EPERM); `signalDenied` answers from it, and counts its asks. */
+  readonly denied = new Set<number>();
+  deniedAsks = 0;
+  signalDenied(pid: number) {
+    this.deniedAsks++;
+    return this.denied.has(pid);
+  }
   /** Each pid's user and group, where set; else nobody (65534) for those in `otherUsers`, gsup's for the others. */
   readonly users = new Map<number, ProcessUser | undefined>();
   async processUser(pid: number): Promise<ProcessUser | undefined> {

@@ -3,7 +3,6 @@ import type { Platform, ProcessInfo, SignalName } from '../../platform/index.js'
 import type { Children } from '../children/children.js';
 import { describeSent, send, sentAny, sentFields, type Sent } from './deliver.js';
 import { describeExit, formatDuration } from '../machine/format.js';
-import { processKey } from '../machine/ledger.js';
 import { NAMED, type CommandLines } from '../tree/command-lines.js';
 import { units } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
@@ -11,7 +10,7 @@ import type { Effect } from '../machine/state.js';
 import type { CommandRun } from '../children/run.js';
 import type { CommandExit, Snapshot } from '../machine/values.js';
 import type { RetireCause } from '../machine/run.js';
-import { membersOf, type Target } from '../machine/ledger.js';
+import { membersOf, processKey, type Target } from '../machine/ledger.js';
 
 /** What a stop round sent: the signals (for /metrics), and the groups the stop signal went to as groups. */
 export interface RoundSent {
@@ -20,10 +19,8 @@ export interface RoundSent {
 }
 
 /**
- * The acts of a stop the machine decided on: the stop signal to the roots it
- * names (pm2 daemons through `pm2 kill`), SIGKILL rounds, and the summary
- * line. Who has had the stop signal is the machine's ledger; the summary's
- * count is kept here.
+ * The acts of a stop the machine decided on: the stop signal to the roots it names (pm2 daemons through `pm2 kill`),
+ * SIGKILL rounds, and the summary line. Who has had the stop signal is the machine's ledger; the count is here.
  */
 export class StopRounds {
   private summary = new StopSummary(0);
@@ -31,6 +28,8 @@ export class StopRounds {
   private readonly retiring = new Map<number, StopSummary>();
   /** Whether any process had to be SIGKILLed, in any stop of this supervision. */
   killed = false;
+  /** A stop of the whole tree is under way (its summary is the last line): a retiring run's kills count in it too. */
+  private stopping = false;
 
   constructor(
     private readonly platform: Platform,
@@ -42,13 +41,22 @@ export class StopRounds {
     private readonly killing: () => void = () => {},
   ) {}
 
+  /** A stop of the whole tree begins: what a run retiring now has had to SIGKILL already is named in its summary. */
   begin(now: number): void {
     this.summary = new StopSummary(now);
+    this.stopping = true;
+    for (const retiring of this.retiring.values()) this.summary.killedIn(retiring);
   }
 
   /** The summary a round counts in: a retiring run's own, or the stop's. */
   private summaryOf(run: number | undefined): StopSummary {
     return (run !== undefined && this.retiring.get(run)) || this.summary;
+  }
+
+  /** Where a SIGKILL counts: a retiring run's summary, and the stop's while one is under way (the last printed). */
+  private summariesOf(run: number | undefined): StopSummary[] {
+    const own = this.summaryOf(run);
+    return this.stopping && own !== this.summary ? [own, this.summary] : [own];
   }
 
   /** A run's retiring begins: its own summary counts from now on. */
@@ -68,20 +76,15 @@ export class StopRounds {
     const { durationMs, counts, fields } = summary.parts(now);
     const status = exit
       ? `its command ${exit.signal ? 'died of' : 'exited with'} ${describeExit(exit)}`
-      : 'its command outlived SIGKILL';
+      : `its command ${summary.anyKilled ? 'outlived SIGKILL' : 'not reported when gsup ended'}`;
     const what = {
       reloaded: `run ${run} retired`,
       failed: `run ${run} (the failed reload) stopped`,
       exited: `what run ${run} left stopped`,
       cut: `run ${run} stopped`,
     }[cause];
-    this.logger.notice('reload-retired', `${what} in ${formatDuration(durationMs)} (${status}): ${counts}`, {
-      ...fields,
-      run,
-      cause,
-      code: exit?.code,
-      signal: exit?.signal,
-    });
+    const said = { ...fields, run, cause, code: exit?.code, signal: exit?.signal };
+    this.logger.notice('reload-retired', `${what} in ${formatDuration(durationMs)} (${status}): ${counts}`, said);
   }
 
   /** A look during the stop delay: who is there, for the summary. */
@@ -90,11 +93,10 @@ export class StopRounds {
   }
 
   /**
-   * One round, as the machine decided it: the stop signal to the roots not
-   * reached yet, the signal received again to everyone reached, then SIGCONT
-   * to the stopped that had it; pm2's stop of the God daemons, then SIGCONT to
-   * what it stops. Returns the signals sent, and the groups the stop signal
-   * went to as groups (with their moments and the members found outside).
+   * One round, as the machine decided it: the stop signal to the roots not reached yet, the signal received again
+   * to everyone reached, then SIGCONT to the stopped that had it; pm2's stop of the God daemons, then SIGCONT to
+   * what it stops. Returns the signals sent, and the groups the stop signal went to as groups (with their moments
+   * and the members found outside).
    */
   round(round: Extract<Effect, { kind: 'stop-round' }>, run: CommandRun): RoundSent {
     const { snapshot: look, route, signal, targets, pm2Kill, again, cont, pm2Cont, held } = round;
@@ -136,9 +138,9 @@ export class StopRounds {
   }
 
   private saidContinued(continued: readonly ProcessInfo[]): void {
-    if (continued.length === 0) return;
     const pids = continued.map((info) => info.pid);
-    this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
+    if (pids.length > 0)
+      this.logger.info('continue', `SIGCONT → ${pids.map((pid) => `pid ${pid}`).join(', ')} (stopped)`, { pids });
   }
 
   private send(targets: Target[], signal: SignalName, run: CommandRun, moments: boolean): Sent {
@@ -171,25 +173,26 @@ export class StopRounds {
     });
   }
 
-  /**
-   * The command's group at once, before any look: through the command's pidfd, taken at its spawn (see CommandRun).
-   * `retiring`: the run is retired alone (its own summary).
-   */
+  /** The command's group at once, before any look, through its pidfd (CommandRun); `retiring`: that run's. */
   killCommandGroup(run: CommandRun, snapshot: Snapshot | undefined, retiring?: number): void {
     if (run.pgid === undefined || !run.unreaped()) return;
     const group = snapshot?.alive.filter((info) => info.pgid === run.pgid) ?? [];
     this.killing();
-    this.summaryOf(retiring).killing(group, (info) => this.lines.describe(info));
+    for (const summary of this.summariesOf(retiring)) summary.killing(group, (info) => this.lines.describe(info));
     run.signalGroup('SIGKILL');
   }
 
   /**
    * SIGKILL for everything of this look (a retiring run's part of it): whole groups with one kill each (new forks
-   * included), the rest one by one.
+   * included), the rest one by one. A stop's round reaches a retiring run's part too: named in its line as well.
    */
   killRound(snapshot: Snapshot, ownPgid: number, retiring?: number): void {
     this.killing();
-    this.summaryOf(retiring).killing(snapshot.alive, (info) => this.lines.describe(info));
+    const describe = (info: ProcessInfo) => this.lines.describe(info);
+    for (const summary of this.summariesOf(retiring)) summary.killing(snapshot.alive, describe);
+    const runs = retiring === undefined ? snapshot.runs : undefined;
+    const partOf = (run: number) => snapshot.alive.filter((info) => runs?.get(info.pid) === run);
+    if (runs) this.retiring.forEach((own, run) => own.killing(partOf(run), describe));
     if (!this.platform.canSignal && this.platform.killTree) {
       for (const info of snapshot.alive) void this.platform.killTree(info.pid);
       return;
@@ -201,11 +204,12 @@ export class StopRounds {
   giveUp(alive: ProcessInfo[], retiring?: number): void {
     const pids = alive.map((info) => info.pid);
     this.logger.warn('kill-failed', `still alive after SIGKILL: ${pids.join(', ')}`, { pids });
-    this.summaryOf(retiring).survived(alive);
+    for (const summary of this.summariesOf(retiring)) summary.survived(alive);
   }
 
   /** 5. The one summary line; returns how long the stop took, in ms. */
   end(now: number): number {
+    this.stopping = false;
     if (this.summary.anyKilled) this.killed = true;
     const { durationMs, counts, fields } = this.summary.parts(now);
     this.logger.notice('stopped', `stopped in ${formatDuration(durationMs)}: ${counts}`, fields);
@@ -214,9 +218,8 @@ export class StopRounds {
 }
 
 /**
- * What one stop sequence saw of the processes, for its summary line: who was
- * seen alive, who had to be SIGKILLed, who outlived SIGKILL. (Who has had the
- * stop signal — none gets it twice — is the machine's ledger: machine/ledger.ts.)
+ * What one stop sequence saw of the processes, for its summary line: who was seen alive, who had to be SIGKILLed,
+ * who outlived SIGKILL. (Who has had the stop signal — none gets it twice — is the machine's ledger: ledger.ts.)
  */
 class StopSummary {
   private readonly seen = new Set<string>();
@@ -243,6 +246,13 @@ class StopSummary {
       const key = processKey(info);
       if (!this.names.has(key)) this.names.set(key, commandLine(info));
     }
+  }
+
+  /** What another summary (a retiring run's) had to SIGKILL, or gave up on: in this one too. */
+  killedIn(other: StopSummary): void {
+    other.killed.forEach((info, key) => (this.seen.add(key), this.killed.set(key, info)));
+    other.survivors.forEach((info, key) => (this.seen.add(key), this.survivors.set(key, info)));
+    other.names.forEach((name, key) => this.names.set(key, name));
   }
 
   /** Alive after SIGKILL when gsup gives up: they are not "killed". */

@@ -6,6 +6,7 @@ import { watchTakes } from './untaken.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { SignalName } from '../../platform/types.js';
 import type { Behind, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from './state.js';
+import type { Retiring } from './run.js';
 import type { CommandExit } from './values.js';
 
 // Decisions shared by the phases: a new run, a restart, and the end.
@@ -111,8 +112,30 @@ export function exitCode(tally: Tally, exit: CommandExit, facts: Facts): number 
 }
 
 export function done(tally: Tally, exit: CommandExit, code: number, out: Out): State {
+  // gsup's end ends a run's retiring still under way (its exit not reported yet): said and counted first.
+  if (tally.beside?.role === 'retiring') tally = retired(tally, tally.beside, out);
   out.push({ kind: 'end', exitCode: code, exit });
   return { phase: 'done', tally, exitCode: code, exit };
+}
+
+/**
+ * 5. A retiring run's end, whatever ends it: one summary line with its status (no crash, no restart, never gsup's
+ * status), counted: `ok`, or `killed` when SIGKILL had to end it. A failed next run was counted when it failed; an
+ * old run that exited first, as a restart.
+ */
+export function retired(tally: Tally, retiring: Retiring, out: Out): Tally {
+  const { run, exit, cause } = retiring;
+  out.push(
+    { kind: 'clear-timer', name: 'retire-kill-timeout' },
+    { kind: 'clear-timer', name: 'drain-limit' },
+    { kind: 'end-retire', run: run.id, exit, cause },
+  );
+  const { reloads } = tally;
+  let counted = reloads;
+  if (cause === 'reloaded')
+    counted =
+      retiring.killedAt === undefined ? { ...reloads, ok: reloads.ok + 1 } : { ...reloads, killed: reloads.killed + 1 };
+  return { ...tally, beside: undefined, reloads: counted };
 }
 
 /** A stop begins: from now on what gsup reaps is summed up (see Behind). */

@@ -2,7 +2,7 @@ import type { SignalName } from '../../platform/types.js';
 import type { GroupSent } from './continuity.js';
 import { formatDuration } from './format.js';
 import { EMPTY_LEDGER, roundSent as ledgerSent, type Ledger } from './ledger.js';
-import { log, sayLeavers } from './outcomes.js';
+import { log, retired, sayLeavers } from './outcomes.js';
 import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
 import { sendRound } from './round.js';
 import type { Retiring, RetireCause, Run } from './run.js';
@@ -206,24 +206,9 @@ export function retireChildGone(state: State, out: Out): State {
   return state;
 }
 
-/**
- * 5. Its tree is gone: one summary line with its status (no crash, no restart, never gsup's status), counted: `ok`,
- * or `killed` when SIGKILL had to end it. A failed next run was counted when it failed; an old run that exited
- * first, as a restart.
- */
+/** 5. Its tree is gone: its summary line, counted (outcomes.ts). */
 function endRetire(state: State, retiring: Retiring, out: Out): State {
-  const { run, exit, cause } = retiring;
-  out.push(
-    { kind: 'clear-timer', name: 'retire-kill-timeout' },
-    { kind: 'clear-timer', name: 'drain-limit' },
-    { kind: 'end-retire', run: run.id, exit, cause },
-  );
-  const { reloads } = state.tally;
-  let counted = reloads;
-  if (cause === 'reloaded')
-    counted =
-      retiring.killedAt === undefined ? { ...reloads, ok: reloads.ok + 1 } : { ...reloads, killed: reloads.killed + 1 };
-  return { ...state, tally: { ...state.tally, beside: undefined, reloads: counted } };
+  return { ...state, tally: retired(state.tally, retiring, out) };
 }
 
 /**

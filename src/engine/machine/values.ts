@@ -45,12 +45,14 @@ export interface Snapshot {
  * shows it is not the tree's: the tree's), `before` (started before gsup
  * first started anything with the mark), `session` (unreadable, but in the
  * session of a process that is not the tree's), `own` (gsup's own child from
- * before its first spawn: a preload's).
+ * before its first spawn: a preload's), `entered` (it entered gsup's PID
+ * namespace from outside, or descends from one that did), `denied` (gsup may
+ * not signal it).
  */
 export interface Judgment {
   info: ProcessInfo;
   ours: boolean;
-  why: 'mark' | 'absent' | 'unreadable' | 'before' | 'session' | 'own';
+  why: 'mark' | 'absent' | 'unreadable' | 'before' | 'session' | 'own' | 'entered' | 'denied';
   /** The run whose mark it carries; why it cannot be read (errno), and the session's leader. */
   detail?: string;
 }

@@ -1,5 +1,6 @@
 import type { EnvironRead, Platform, ProcessInfo } from '../../platform/index.js';
 import type { Judgment } from '../machine/values.js';
+import { SAID_STRANGE, type Strange } from './strangers.js';
 
 /** The variable that carries the marks of the gsups a process runs under (its own first). */
 export const MARK_VARIABLE = 'GSUP_RUN';
@@ -19,10 +20,11 @@ export interface Judged {
   fresh: Judgment[];
 }
 
-/** What the tree knows of a process: the tree's already (seen from a run, or gsup), or gsup's own from before. */
+/** What the tree knows of a process: the tree's (seen from a run, or gsup), gsup's own from before, a stranger. */
 export interface Known {
   member(info: ProcessInfo): boolean;
   apart(info: ProcessInfo): boolean;
+  stranger(info: ProcessInfo): Strange | undefined;
 }
 
 /** A read's answer: this gsup's mark (with the run), read and absent, unreadable (why), gone, or none yet. */
@@ -88,11 +90,10 @@ export class Provenance {
   }
 
   /**
-   * Judges these processes (alive children of gsup that no look saw descend
-   * from a run), each once, its mark read a few at a time. `current`: every
-   * process now (to forget the judgments on those gone, and to find session
-   * leaders). A process whose read takes over READ_MS, or fails for now, has
-   * no judgment yet: it is pending, the tree's until its read answers.
+   * Judges these processes (alive children of gsup that no look saw descend from a run), each once: a stranger
+   * (Strangers) at once, else by its mark, read a few at a time. `current`: every process now (to forget the
+   * judgments on those gone, and to find session leaders). A process whose read takes over READ_MS, or fails for
+   * now, has no judgment yet: it is pending, the tree's until its read answers.
    */
   async judge(candidates: readonly ProcessInfo[], current: ReadonlyMap<number, ProcessInfo>, tree: Known) {
     this.judgments = present(this.judgments, current);
@@ -106,7 +107,9 @@ export class Provenance {
     const toRead: ProcessInfo[] = [];
     for (const info of candidates) {
       if (known(this.judgments, info)) continue;
-      if (this.startedBefore(info)) judge(info, false, 'before');
+      const stranger = tree.stranger(info);
+      if (stranger) judge(info, false, stranger.why, stranger.detail);
+      else if (this.startedBefore(info)) judge(info, false, 'before');
       else if (this.slow.has(info.pid)) judged.pending.add(info.pid);
       else toRead.push(info);
     }
@@ -161,7 +164,8 @@ export class Provenance {
 
   /** Whether the leader is the tree's (true), shown not to be (false), or not known. */
   private leaderJudgment(leader: ProcessInfo, tree: Known): boolean | undefined {
-    if (tree.apart(leader) || this.startedBefore(leader)) return false;
+    // A session's members descend from its leader: one that entered from outside leads no member of the tree.
+    if (tree.apart(leader) || this.startedBefore(leader) || tree.stranger(leader)?.why === 'entered') return false;
     return (known(this.judgments, leader) ?? known(this.leaders, leader))?.ours;
   }
 
@@ -266,7 +270,7 @@ function known(map: ReadonlyMap<number, Judgment | undefined>, info: ProcessInfo
 export function sayJudgment(judgment: Judgment, name: string): string {
   const { info, ours, why, detail } = judgment;
   const said = `pid ${info.pid} (${name}) ${ours ? 'is' : 'is not'} the tree's: ${SAID[why](detail)}`;
-  return ours || why === 'own' ? said : `${said}; reaped, never signalled`;
+  return ours || why === 'own' || why in SAID_STRANGE ? said : `${said}; reaped, never signalled`;
 }
 
 // Why, as -v says it (`detail`: the run; the errno, and the session's leader).
@@ -284,6 +288,7 @@ const SAID: Record<Judgment['why'], (detail?: string) => string> = {
     const [errno, leader] = (detail ?? '').split('; ');
     return `its mark cannot be read (${errno}), and it is in the session of ${leader}, which is not the tree's`;
   },
+  ...SAID_STRANGE,
   own: (from) =>
     from
       ? `started by ${from}, gsup's own child from before its first spawn (a preload's): never waited for, nor its ` +

@@ -4,6 +4,7 @@ import { CommandLines } from './command-lines.js';
 import { OwnBefore } from './own-before.js';
 import { ProbeGroups } from './probe-groups.js';
 import { ReapedPids } from './reaped.js';
+import { Strangers } from './strangers.js';
 import { RunAttribution } from './runs.js';
 import type { Snapshot, Judgment } from '../machine/values.js';
 
@@ -20,19 +21,16 @@ export interface Origin {
 const COMMANDS_KEPT = 16;
 
 /**
- * The processes gsup is responsible for: its descendants, every process that
- * was once seen among them and is still the same process (pid and start time)
- * wherever it was reparented, and the processes of the command's session.
- * As PID 1, a child of gsup no look saw descend from a run is the tree's only
- * with the run's mark (see Provenance). Later sources (a pm2 God daemon)
- * join through `adopt`.
+ * The processes gsup is responsible for: its descendants, every process that was once seen among them and is still
+ * the same process (pid and start time) wherever it was reparented, and the processes of the command's session.
+ * As PID 1, a child of gsup no look saw descend from a run is the tree's only with the run's mark (see Provenance);
+ * never a stranger (see Strangers). Later sources (a pm2 God daemon) join through `adopt`.
  */
 export class ProcessTree {
   /**
-   * pid → start time of every process seen in the tree: a reused pid is a
-   * stranger. A look that changes it makes a new Map (young) rather than
-   * delete from this one: V8 gives a Map that churns a new table for each
-   * few entries, in the old generation once the Map is there.
+   * pid → start time of every process seen in the tree: a reused pid is a stranger. A look that changes it makes a
+   * new Map (young) rather than delete from this one: V8 gives a Map that churns a new table for each few entries,
+   * in the old generation once the Map is there.
    */
   private known = new Map<number, number>();
   private command?: ProcessInfo;
@@ -48,6 +46,8 @@ export class ProcessTree {
   private readonly before = new OwnBefore();
   /** The pids gsup reaped: until a look has seen past the reap, what holds one is not what was known by it. */
   private readonly reaped = new ReapedPids();
+  /** Never the tree's: what entered gsup's PID namespace from outside (and what it starts), or gsup cannot signal. */
+  private readonly strangers: Strangers;
   private last: Promise<unknown> = Promise.resolve();
   /** The command lines of its processes, read ahead off the loop. */
   readonly lines: CommandLines;
@@ -62,6 +62,7 @@ export class ProcessTree {
     this.lines = new CommandLines(platform);
     this.probes = new ProbeGroups(platform);
     this.runs = new RunAttribution(rootPid);
+    this.strangers = new Strangers(platform, rootPid, origin?.strict ?? false);
   }
 
   /** The command's process as last seen alive (its start time names it). */
@@ -173,10 +174,12 @@ export class ProcessTree {
 
     this.probes.forgetGone(byPid, groups);
     this.before.follow(children, byPid);
+    const entered = this.strangers.see(all, byPid, children);
 
     // What this look can take for a process known before: the same pid and start time, the pid not reaped since.
     const same = (pid: number, startTime: number) => this.known.get(pid) === startTime && !this.reaped.gone(pid, look);
     const { own, pending, judgments } = await this.ownChildren(children.get(this.rootPid) ?? [], byPid, same);
+    judgments.unshift(...entered);
     const roots: ProcessInfo[] = [...own];
     for (const pid of this.known.keys()) {
       const info = byPid.get(pid);
@@ -199,7 +202,8 @@ export class ProcessTree {
         const info = queue.pop()!;
         if (seen.has(info.pid) || this.probes.owns(info, byPid)) continue;
         seen.add(info.pid);
-        members.push(info);
+        // One gsup may not signal is no member (what it starts may be); a member known before was judged then.
+        if (same(info.pid, info.startTime) || !this.strangers.mayNotSignal(info, judgments)) members.push(info);
         const below = children.get(info.pid);
         if (below) queue.push(...below);
       }
@@ -272,6 +276,7 @@ export class ProcessTree {
     const known = {
       member: (info: ProcessInfo) => info.pid === this.rootPid || seen(info),
       apart: (info: ProcessInfo) => this.before.owns(info),
+      stranger: (info: ProcessInfo) => this.strangers.stranger(info),
     };
     const { ours, pending, fresh } = await origin.provenance.judge(unseen, byPid, known);
     judgments.push(...fresh);

@@ -9,7 +9,7 @@ import { trimMalloc, widenSignalPipe } from './native.js';
 import { environValue } from './environ.js';
 import { sendMoment } from './moment.js';
 import { leftGroup } from './leavers.js';
-import { processUser } from './credentials.js';
+import { processUser, signalDenied } from './credentials.js';
 import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
 import {
   adoptOrphans,
@@ -145,6 +145,7 @@ export const linuxPlatform: Platform = {
   },
   environValue,
   processUser,
+  signalDenied,
   handOverTerminal(expect) {
     const owned = ownedTerminal(0);
     if (!owned) return undefined;

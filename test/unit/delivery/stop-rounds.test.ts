@@ -78,3 +78,54 @@ describe('a stop round with a God daemon stopped through pm2', () => {
     expect(said).toMatch(/SIGCONT → pid 300, pid 301 \(stopped\)/);
   });
 });
+
+describe('the summary printed last (issue 35)', () => {
+  it('what a retiring run’s rounds SIGKILLed, before a stop of the whole tree or during it, is named in its summary', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 500, ppid: GSUP, pgid: 500, sid: 500, state: 'S' });
+    platform.add({ pid: 501, ppid: 500, pgid: 500, sid: 500, state: 'S' });
+    platform.add({ pid: 600, ppid: GSUP, pgid: 600, sid: 600, state: 'S' });
+    const tree = new ProcessTree(platform, GSUP);
+    const lines: string[] = [];
+    const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line) });
+    const rounds = new StopRounds(platform, logger, new Children(platform, logger), undefined, tree.lines);
+    const snapshot = await tree.look();
+    const part = (pid: number) => ({ ...snapshot, alive: snapshot.alive.filter((info) => info.pid === pid) });
+    rounds.beginRetire(1, 0);
+    rounds.killRound(part(500), 0, 1); // run 1's kill timeout, before the stop
+    rounds.begin(1000);
+    rounds.saw(snapshot);
+    rounds.killRound(part(501), 0, 1); // a round of run 1's, during the stop
+    rounds.endRetire(1, { code: null, signal: 'SIGKILL' }, 'reloaded', 2500);
+    rounds.end(3000);
+    expect(lines.at(-2)).toMatch(/run 1 retired in 2\.50s \(.*\): 0 exited by themselves, 2 killed: 500.*, 501/);
+    // The stop's own: 600 exited by itself; 500 and 501 were killed (by run 1's rounds).
+    expect(lines.at(-1)).toMatch(/stopped in 2\.00s: 1 exited by themselves, 2 killed: 500.*, 501/);
+    expect(rounds.killed).toBe(true);
+  });
+
+  it('what a stop’s SIGKILL round reaches of a retiring run is named in that run’s line too', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: 500, ppid: GSUP, pgid: 500, sid: 500, state: 'S' }); // run 1, retiring
+    platform.add({ pid: 600, ppid: GSUP, pgid: 600, sid: 600, state: 'S' }); // run 2
+    const tree = new ProcessTree(platform, GSUP);
+    const lines: string[] = [];
+    const logger = new Logger({ verbosity: 1, write: (line) => lines.push(line) });
+    const rounds = new StopRounds(platform, logger, new Children(platform, logger), undefined, tree.lines);
+    const look = await tree.look();
+    const snapshot = {
+      ...look,
+      runs: new Map([
+        [500, 1],
+        [600, 2],
+      ]),
+    };
+    rounds.beginRetire(1, 0);
+    rounds.begin(500);
+    rounds.killRound(snapshot, 0); // the stop's third signal: both trees
+    rounds.end(2000);
+    rounds.endRetire(1, { code: null, signal: 'SIGKILL' }, 'reloaded', 2000);
+    expect(lines.at(-2)).toMatch(/stopped in 1\.50s: 0 exited by themselves, 2 killed: 500.*, 600/);
+    expect(lines.at(-1)).toMatch(/run 1 retired in 2\.00s \(.*\): 0 exited by themselves, 1 killed: 500/);
+  });
+});

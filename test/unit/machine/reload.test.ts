@@ -310,6 +310,23 @@ describe('either run crashing while the old one retires', () => {
   });
 });
 
+describe('a retiring run that gsup’s own end ends (issue 35)', () => {
+  it('SIGKILLed at its kill timeout, its exit not reported when gsup ends: said and counted killed before the end', () => {
+    // Run 2 crashes while run 1 retires (restart never): the stop of the whole tree ends with the tree, run 1's
+    // command not reported yet; the last sweep ends gsup.
+    const inputs: Input[] = [timer('retire-kill-timeout'), exited(2, 1), looked([1]), looked([])];
+    const stopped = feed(retiring().state, inputs);
+    expect(stopped.state.tally.beside).toMatchObject({ role: 'retiring', gone: true, exit: undefined });
+    const { state, effects } = feed(stopped.state, [{ kind: 'swept', notYet: 0 }]);
+    expect(state.phase).toBe('done');
+    const retired = effects.findIndex((effect) => effect.kind === 'end-retire');
+    expect(effects[retired]).toEqual({ kind: 'end-retire', run: 1, exit: undefined, cause: 'reloaded' });
+    expect(retired).toBeLessThan(effects.findIndex((effect) => effect.kind === 'end'));
+    expect(state.tally.reloads).toMatchObject({ ok: 0, killed: 1 });
+    expect(state.tally.beside).toBeUndefined();
+  });
+});
+
 describe('every input during a reload', () => {
   const moment = { tick: 700, lastPid: 700, pidMax: 32_768 };
   const inputs: Input[] = [

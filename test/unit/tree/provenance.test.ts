@@ -149,8 +149,9 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     platform.add({ pid: 62, ppid: GSUP, sid: 60, pgid: 62 }); // a second one of that session: its leader read once
     const snapshot = await tree.look();
     expect(snapshot.alive).toEqual([]);
-    expect(judgmentsOf(snapshot)).toEqual({ 61: 'session', 62: 'session' });
-    expect(platform.environReads).toBe(3);
+    // Its leader entered from outside (parent pid 0 there): a stranger, not read (issue 35).
+    expect(judgmentsOf(snapshot)).toEqual({ 60: 'entered', 61: 'session', 62: 'session' });
+    expect(platform.environReads).toBe(2);
     expect(said(tree, snapshot)).toContain(
       "[gsup] pid 61 (cmd-61) is not the tree's: its mark cannot be read (EACCES), and it is in the session of " +
         "pid 60, which is not the tree's; reaped, never signalled",
@@ -162,11 +163,11 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
     platform.add({ pid: 70, ppid: GSUP }); // the command, which leads its session
     nodeChildren.add(70);
     platform.add({ pid: 71, ppid: GSUP, sid: 70, pgid: 71 }); // in the command's session: no read of the command
-    platform.add({ pid: 72, ppid: 0 }); // a leader gsup may not read either
+    platform.add({ pid: 72, ppid: 5 }); // a leader gsup may not read either (its parent inside the namespace)
     platform.add({ pid: 73, ppid: GSUP, sid: 72, pgid: 73 });
     platform.add({ pid: 74, ppid: GSUP, sid: GSUP, pgid: 74 }); // in gsup's own session (`--target child`)
     platform.add({ pid: 75, ppid: GSUP, sid: 9999, pgid: 75 }); // its leader is gone
-    platform.add({ pid: 76, ppid: 0 }); // a leader with this gsup's mark
+    platform.add({ pid: 76, ppid: 5 }); // a leader with this gsup's mark
     platform.environs.set(76, { [MARK_VARIABLE]: 'tok.1' });
     platform.add({ pid: 77, ppid: GSUP, sid: 76, pgid: 77 });
     const snapshot = await tree.look();
@@ -185,7 +186,7 @@ describe('gsup as PID 1: which of its children are the tree’s', () => {
   it('a leader whose read does not answer: the member waits for it (the tree’s meanwhile, no judgment)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { platform, tree } = pid1Tree();
-    platform.add({ pid: 80, ppid: 0 });
+    platform.add({ pid: 80, ppid: 5 });
     platform.stuckEnvirons.add(80);
     platform.add({ pid: 81, ppid: GSUP, sid: 80, pgid: 81 });
     const look = tree.look();
