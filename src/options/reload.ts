@@ -1,5 +1,6 @@
 import type { ListenAddress } from '../engine/listen/address.js';
-import { DEFAULT_CONFIG, reloadSignalProblem } from '../engine/config/config.js';
+import { DEFAULT_CONFIG } from '../engine/config/config.js';
+import { reloadSignalProblem } from '../engine/config/reload-signal.js';
 import type { SignalName } from '../platform/types.js';
 import { quoted, UsageError } from './errors.js';
 import { parseDuration } from './duration.js';

@@ -2,7 +2,7 @@ import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machin
 import type { Target } from '../../src/engine/machine/ledger.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 import { signalNumber } from '../../src/signals.js';
-import { reloadableSignals } from '../../src/engine/config/config.js';
+import { reloadableSignals } from '../../src/engine/config/reload-signal.js';
 import type { Snapshot } from '../../src/engine/machine/values.js';
 
 /** The machine's configuration in the table tests: the defaults, then what a test sets. */

@@ -53,10 +53,7 @@ export interface MachineConfig {
   readonly probes: boolean;
   /** Ready only once the app says so (`--wait-ready`): each run starts `waiting`. */
   readonly waitReady: boolean;
-  /**
-   * With waitReady: no word by then (ms) is a failed start; undefined waits as long as it takes. A reload's next run
-   * not ready by then (30 s when undefined) fails the reload.
-   */
+  /** waitReady: no word by then (ms) fails the start (undefined: no limit); a reload's next run: 30 s when undefined */
   readonly readyTimeout: number | undefined;
   /** The stop signal a run is retired with (a reload): SIGTERM after the rules of -r. */
   readonly retireSignal: SignalName;

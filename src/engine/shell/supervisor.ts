@@ -3,7 +3,8 @@ import { currentPlatform, type Platform, type SignalName } from '../../platform/
 import { signalNumber } from '../../signals.js';
 import { supervisorHandle, supervisorResult } from '../config/api.js';
 import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../config/api.js';
-import { reloadableSignals, resolveConfig, type SupervisorConfig } from '../config/config.js';
+import { resolveConfig, type SupervisorConfig } from '../config/config.js';
+import { reloadableSignals } from '../config/reload-signal.js';
 import { HealthSchedule } from '../health/schedule.js';
 import { initialState, step, type Effect, type Input, type MachineConfig, type State } from '../machine/step.js';
 import { failedRun, notStarted, startDirectory, type CommandRun } from '../children/run.js';

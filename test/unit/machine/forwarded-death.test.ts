@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, step, type Effect, type Input, type State } from '../../../src/engine/machine/step.js';
 import { EMPTY_LEDGER } from '../../../src/engine/machine/ledger.js';
-import { reloadableSignals } from '../../../src/engine/config/config.js';
+import { reloadableSignals } from '../../../src/engine/config/reload-signal.js';
 import type { SignalName } from '../../../src/platform/index.js';
 import { factsWith } from '../../helpers/machine.js';
 
