@@ -85,9 +85,9 @@ interface Place {
 export function digest(code: Buffer): string {
   let a = 0x811c9dc5;
   let b = 0x050c5d1f;
-  for (const byte of code) {
-    a = Math.imul(a ^ byte, 0x01000193);
-    b = Math.imul(b ^ byte, 0x01000193) ^ (b >>> 15);
+  for (let index = 0; index < code.length; index++) {
+    a = Math.imul(a ^ code[index], 0x01000193);
+    b = Math.imul(b ^ code[index], 0x01000193) ^ (b >>> 15);
   }
   return [a, b].map((lane) => (lane >>> 0).toString(16).padStart(8, '0')).join('');
 }
