@@ -17,7 +17,9 @@ import { heldByOwners } from '../../src/platform/trusted-path.js';
 import { fixture, GSUP, ROOT, Run, tempDir, type RunOptions } from '../helpers/gsup.js';
 import { PRELOAD } from '../helpers/hold-listen.js';
 import { request } from '../helpers/listen.js';
+import { afterLeakCheck } from '../helpers/leaks.js';
 import { freePort } from '../helpers/net.js';
+import { APP as PM2_APP, PM2, Pm2Home } from '../helpers/pm2.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
 
 // Where the listen preload lives, tried as an attacker would (issue 35): root gsup, an app of the tree as uid
@@ -45,6 +47,12 @@ beforeAll(() => {
   symlinkSync(join(ROOT, 'node_modules'), join(pkg.path, 'node_modules'));
 });
 afterAll(() => pkg.remove());
+
+/** A process's environment, as /proc shows it. */
+function environ(pid: number): Record<string, string> {
+  const pairs = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+}
 
 function gsupOf(bin: string, args: string[], options?: RunOptions): Run {
   return new Run(NODE, [bin, ...args], options);
@@ -132,6 +140,33 @@ describe.runIf(root)("the preload's path: no other user can change what a root p
       }
     },
   );
+
+  it('gsup --listen -- pm2 start, gsup gone (--on-exit exit): pm2 restarts a killed app with gsup’s file', async () => {
+    const pm2 = new Pm2Home();
+    afterLeakCheck(() => pm2.dispose());
+    const port = await freePort();
+    const run = gsupOf(COPY, ['--listen', String(port), '--on-exit', 'exit', '--', PM2, 'start', PM2_APP], {
+      env: pm2.env(),
+    });
+    await waitFor(() => pm2.readyPids().length >= 1, 'the app ready', 20_000);
+    const [app] = pm2.readyPids();
+    expect((await run.finished(20_000)).code, run.transcript()).toBe(0);
+    const god = pm2.daemonPid()!;
+    try {
+      // The God daemon (root) names the file, and hands it to every app it starts.
+      const path = /--require "([^"]+)"/.exec(environ(god).NODE_OPTIONS ?? '')?.[1];
+      expect(path, run.transcript()).toMatch(/^\//);
+      expect(attack(path!)).toEqual(['attacked']);
+      process.kill(app, 'SIGKILL');
+      await waitFor(() => pm2.readyPids().length >= 2, 'the app restarted by pm2', 20_000);
+      const again = pm2.readyPids()[1];
+      expect(environ(again).NODE_OPTIONS).toContain(`--require "${path}"`);
+      expect(readFileSync(path!)).toEqual(readFileSync(PRELOAD));
+      expect(path).toBe(runFile());
+    } finally {
+      spawnSync(NODE, [PM2, 'kill'], { env: { ...process.env, PM2_HOME: pm2.path }, stdio: 'ignore' });
+    }
+  }, 60_000);
 
   it('a command with a private /tmp (its own mount namespace) starts under --listen and takes the socket', async () => {
     const port = await freePort();
