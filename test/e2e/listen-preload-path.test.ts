@@ -1,24 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-} from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../../src/engine/listen/preload-file.js';
 import { heldByOwners } from '../../src/platform/trusted-path.js';
-import { fixture, GSUP, ROOT, Run, tempDir, type RunOptions } from '../helpers/gsup.js';
+import { fixture, GSUP, Run, tempDir, type RunOptions } from '../helpers/gsup.js';
 import { PRELOAD } from '../helpers/hold-listen.js';
 import { request } from '../helpers/listen.js';
 import { afterLeakCheck } from '../helpers/leaks.js';
 import { freePort } from '../helpers/net.js';
+import { copyPackage } from '../helpers/package-copy.js';
 import { APP as PM2_APP, PM2, Pm2Home } from '../helpers/pm2.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
 
@@ -40,12 +31,7 @@ const runFile = () => `/run/gsup/listen-preload-${digest(readFileSync(PRELOAD))}
 // gsup's package copied under the temp directory (sticky, open to all, as /tmp): its own file does not qualify.
 const pkg = tempDir();
 const COPY = join(pkg.path, 'bin', 'gsup.cjs');
-beforeAll(() => {
-  chmodSync(pkg.path, 0o755);
-  cpSync(join(ROOT, 'bin'), join(pkg.path, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'dist'), join(pkg.path, 'dist'), { recursive: true });
-  symlinkSync(join(ROOT, 'node_modules'), join(pkg.path, 'node_modules'));
-});
+beforeAll(() => void copyPackage(pkg.path));
 afterAll(() => pkg.remove());
 
 /** A process's environment, as /proc shows it. */
