@@ -217,7 +217,7 @@ describe('--reload-signal: when the next run has listened (the review of issue 3
   });
 });
 
-describe("--reload-signal: the preload's copy, named by the serving run", () => {
+describe("--reload-signal: the preload's file, named by the serving run", () => {
   it('removed under a serving run (a cleaner, as root): written again at the same path, so its Node children still start', async () => {
     // gsup's package under /tmp (its own file not safe there): root's file under a /run of the test's own.
     const pkg = tempDir();
