@@ -76,6 +76,8 @@ interface Place {
   ctimeMs: number;
   /** Whether every user must be able to load it (1 and 2), or gsup's own user alone (3). */
   readable: boolean;
+  /** What gsup wrote there (2 and 3). */
+  code?: Buffer;
 }
 
 /**
@@ -94,11 +96,11 @@ export function digest(code: Buffer): string {
 
 const reason = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
 
-function placed(path: string, readable: boolean): Place | string {
+function placed(path: string, readable: boolean, code?: Buffer): Place | string {
   const why = heldByOwners(path, readable);
   if (why !== undefined) return why;
   const { dev, ino, size, ctimeMs } = lstatSync(path);
-  return { path, dev, ino, size, ctimeMs, readable };
+  return { path, dev, ino, size, ctimeMs, readable, code };
 }
 
 /** 1: the package's own file, where its whole path qualifies. */
@@ -140,7 +142,7 @@ function written(base: string, code: Buffer, readable: boolean): Place | string 
       chmodSync(beside, 0o444);
       renameSync(beside, path);
     }
-    const done = placed(path, readable);
+    const done = placed(path, readable, code);
     return typeof done === 'string' ? `${base} cannot hold it (${done})` : done;
   } catch (error) {
     if (beside) rmSync(beside, { force: true });
@@ -151,15 +153,24 @@ function written(base: string, code: Buffer, readable: boolean): Place | string 
 /** Why `base` is not the user's own runtime folder (theirs, 0700: XDG's rule), or undefined. */
 function notRuntime(base: string | undefined): string | undefined {
   if (!base) return 'XDG_RUNTIME_DIR is not set';
-  const stat = lstatSync(base, { throwIfNoEntry: false });
+  let stat;
+  try {
+    stat = lstatSync(base, { throwIfNoEntry: false });
+  } catch (error) {
+    return `XDG_RUNTIME_DIR ${base} cannot be read (${reason(error)})`;
+  }
   if (!stat?.isDirectory() || stat.uid !== process.geteuid?.() || (stat.mode & 0o7777) !== 0o700) {
     return `XDG_RUNTIME_DIR ${base} is not a directory of gsup's user with mode 700`;
   }
   return undefined;
 }
 
-/** Why the file at `place` is not what was found there (removed, replaced, its path opened to others), or undefined. */
-function changed(place: Place): string | undefined {
+/**
+ * Why the file at `place` is not what was found there (removed, replaced, its path opened to others), or
+ * undefined; or the place again, when another gsup of the same version wrote the same bytes there anew (two root
+ * gsups that started together would otherwise write it again in turn at every spawn).
+ */
+function changed(place: Place): string | Place | undefined {
   let stat;
   try {
     stat = lstatSync(place.path, { throwIfNoEntry: false });
@@ -167,9 +178,18 @@ function changed(place: Place): string | undefined {
     return `${place.path} cannot be read (${reason(error)})`;
   }
   if (!stat) return `${place.path} is gone`;
+  const open = heldByOwners(place.path, place.readable);
+  if (open !== undefined) return open;
   const same = stat.dev === place.dev && stat.ino === place.ino && stat.size === place.size;
-  if (!same || stat.ctimeMs !== place.ctimeMs) return `${place.path} was replaced`;
-  return heldByOwners(place.path, place.readable);
+  if (same && stat.ctimeMs === place.ctimeMs) return undefined;
+  try {
+    if (place.code && stat.uid === process.geteuid?.() && readFileSync(place.path).equals(place.code)) {
+      return placed(place.path, place.readable, place.code);
+    }
+  } catch {
+    // read below as replaced
+  }
+  return `${place.path} was replaced`;
 }
 
 class Installed implements PreloadFile {
@@ -214,7 +234,8 @@ class Installed implements PreloadFile {
 
   nodeOptions(appNodeOptions: string | undefined): string | undefined {
     const why = this.place ? changed(this.place) : 'there is no listen preload';
-    if (why === undefined) return withPreload(appNodeOptions, this.place!.path);
+    if (typeof why === 'object') this.place = why;
+    if (why === undefined || typeof why === 'object') return withPreload(appNodeOptions, this.place!.path);
     const again = this.choose();
     if (typeof again === 'string') {
       this.place = undefined;

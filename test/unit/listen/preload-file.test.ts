@@ -7,6 +7,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -115,6 +116,17 @@ describe.runIf(root)('the listen preload file', () => {
     expect(readFileSync(path, 'utf8')).toBe(CODE);
     expect(lines[1]).toBe(`[gsup] ${path} was replaced: the listen preload is at ${path} again\n`);
     expect(readdirSync(dirname(path))).toEqual([`listen-preload-${digest(Buffer.from(CODE))}.cjs`]);
+  });
+
+  it('written anew with the same bytes (another gsup of this version, started together): taken as it is, no line', () => {
+    const { preload, path, lines } = installed();
+    writeFileSync(`${path}.other`, CODE, { mode: 0o444 });
+    renameSync(`${path}.other`, path);
+    const inode = lstatSync(path).ino;
+    expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+    expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+    expect(lstatSync(path).ino).toBe(inode);
+    expect(lines).toEqual([]);
   });
 
   it('a gsup/ folder of another user is not taken; a root run folder open to all is not used', () => {
