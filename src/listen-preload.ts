@@ -1,5 +1,5 @@
-// The preload that the Node processes of a run load under `gsup --listen` (NODE_OPTIONS="… --require <copy of
-// dist/listen-preload.cjs>"; engine/listen/preload-file.ts puts it there). A bundle of its own, CommonJS, with
+// The preload that the Node processes of a run load under `gsup --listen` (NODE_OPTIONS="… --require <dist/
+// listen-preload.cjs, or root's file of it>"; engine/listen/preload-file.ts says which). A bundle of its own, CommonJS, with
 // no dependency: it runs inside the app. It never throws; when it cannot do its job it says one line on stderr
 // and lets the app run. What it is handed, and what it says back: engine/listen/wire.ts.
 //
