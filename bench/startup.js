@@ -1,7 +1,7 @@
 // Start-up: `gsup -- true` against `node -e 0`, wall time from spawn to exit.
 // Runs interleaved (A B C A B C ...), so a noisy machine slows all alike.
 // With --listen, a Node command: `gsup --listen PORT -- node -e 0` less the command's own `node -e 0` is
-// what gsup adds (binding the socket, the preload's copy, and the preload in the command's Node), held to
+// what gsup adds (binding the socket, the preload's file and its checks, and the preload in the command's Node), held to
 // the same budget; `gsup -- node -e 0` beside it shows what --listen adds.
 import { spawnSync } from 'node:child_process';
 import { GSUP, fixture } from './lib/spawn.js';

@@ -98,33 +98,28 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
   const board = status && new StatusBoard();
   // node:http is loaded only then: `gsup -- node app.js` does not pay for it at start-up.
   if (status && board) await (await import('./status-server.js')).serveStatus(board, status.port, status.host);
-  // The preload for unchanged Node apps, copied where no other user can change it (none: said once, apps start).
-  // After every check that can end gsup with a usage error, and removed on every way out: no folder left behind.
+  // The preload for unchanged Node apps, where no other user can change it (none: said once, apps start).
+  // After every check that can end gsup with a usage error. Never removed: processes of the tree may outlive gsup.
   const installed = held && listenPreload ? installPreload(logger) : undefined;
   const preloadFile = typeof installed === 'object' ? installed : undefined;
-  let result: Awaited<ReturnType<typeof supervise>['exited']>;
-  try {
-    // gsup keeps no mount busy, and the command never sees its parent elsewhere: / before the first spawn.
-    const cwd = leaveStartDirectory(logger);
-    const handle = supervise(command, args, {
-      ...config,
-      cwd,
-      logger,
-      inbox,
-      status: board,
-      // gsup's own settings are no concern of the command's (a gsup it starts must not take them).
-      env: withoutSettings(process.env),
-      listen: held && { sockets: held, preload: listenPreload, preloadFile },
-      // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
-      suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
-      terminal: true,
-    });
-    started();
-    // The handlers stay until gsup exits: a signal now must not end gsup and replace the command's status.
-    result = await handle.exited;
-  } finally {
-    preloadFile?.remove();
-  }
+  // gsup keeps no mount busy, and the command never sees its parent elsewhere: / before the first spawn.
+  const cwd = leaveStartDirectory(logger);
+  const handle = supervise(command, args, {
+    ...config,
+    cwd,
+    logger,
+    inbox,
+    status: board,
+    // gsup's own settings are no concern of the command's (a gsup it starts must not take them).
+    env: withoutSettings(process.env),
+    listen: held && { sockets: held, preload: listenPreload, preloadFile },
+    // Job control: after forwarding SIGTSTP & co., stop gsup too, so the shell sees the job stopped.
+    suspendSelf: () => process.kill(process.pid, 'SIGSTOP'),
+    terminal: true,
+  });
+  started();
+  // The handlers stay until gsup exits: a signal now must not end gsup and replace the command's status.
+  const result = await handle.exited;
   if (result.error) {
     // The text form stays one plain line, as a shell says it; json, like every other line.
     if (logFormat === 'json') logger.error('spawn-failed', result.error, { command, exitCode: result.exitCode });

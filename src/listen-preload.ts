@@ -1,7 +1,7 @@
-// The preload that the Node processes of a run load under `gsup --listen` (NODE_OPTIONS="… --require <copy of
-// dist/listen-preload.cjs>"; engine/listen/preload-file.ts puts it there). A bundle of its own, CommonJS, with
-// no dependency: it runs inside the app. It never throws; when it cannot do its job it says one line on stderr
-// and lets the app run. What it is handed, and what it says back: engine/listen/wire.ts.
+// The preload that the Node processes of a run load under `gsup --listen` (NODE_OPTIONS="… --require <the
+// package's dist/listen-preload.cjs, or root's file of it>"; engine/listen/preload-file.ts says which). A bundle
+// of its own, CommonJS, with no dependency: it runs inside the app. It never throws; when it cannot do its job it
+// says one line on stderr and lets the app run. What it is handed, and what it says back: engine/listen/wire.ts.
 //
 // - It trusts fds 3… only once fstat matches every GSUP_LISTEN_ID entry (device and inode); otherwise it drops
 //   the contract's variables from its environment (the app must not take an epoll fd for a socket).

@@ -26,3 +26,31 @@ export function writableByOthers(path: string): string | undefined {
     if (dirname(current) === current) return undefined;
   }
 }
+
+/**
+ * Why a user other than root and gsup's own could create, replace or remove
+ * `path` (a regular file or a directory) or anything on the way to it: a symbolic link, or
+ * a directory owned by another user or writable by group or others — sticky
+ * or not: a name that is gone from `/tmp` can be taken by anyone. With
+ * `readable`, also why another user could not load it (a directory it
+ * cannot enter, a file it cannot read). Undefined when no one else can; also
+ * where there are no owners (Windows).
+ */
+export function heldByOwners(path: string, readable: boolean): string | undefined {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return undefined;
+  for (let current = path; ; current = dirname(current)) {
+    let stat;
+    try {
+      stat = lstatSync(current);
+    } catch (error) {
+      return `${current} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+    }
+    const leaf = current === path;
+    if (!stat.isDirectory() && !(leaf && stat.isFile())) return `${current} is not a ${leaf ? 'file' : 'directory'}`;
+    if (stat.uid !== 0 && stat.uid !== uid) return `${current} belongs to uid ${stat.uid}`;
+    if ((stat.mode & 0o022) !== 0) return `${current} is writable by ${stat.mode & 0o002 ? 'others' : 'its group'}`;
+    if (readable && (stat.mode & (stat.isFile() ? 0o004 : 0o001)) === 0) return `${current} is closed to other users`;
+    if (dirname(current) === current) return undefined;
+  }
+}

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPreload } from '../../src/engine/listen/node-options.js';
@@ -287,33 +287,35 @@ describe("the preload's file, as gsup installs it", () => {
     }
   });
 
-  it('a copy that is gone (and cannot be had again) costs one line, never the app’s start', async () => {
+  it('a file that is gone (and has no safe place again) costs one line, never the app’s start', async () => {
     const lines: string[] = [];
     const logger = new Logger({ write: (line) => lines.push(line) });
-    const base = tempDir();
+    // The package's file as from a checkout under /tmp (not safe), root's folder under /run (as /run/gsup is).
+    const pkg = tempDir();
+    const run = mkdtempSync('/run/gsup-e2e-');
     try {
-      chmodSync(base.path, 0o755);
-      const preload = installPreload(logger, { folders: [base.path] });
+      chmodSync(run, 0o755);
+      copyFileSync(PRELOAD, join(pkg.path, 'listen-preload.cjs'));
+      const preload = installPreload(logger, { source: join(pkg.path, 'listen-preload.cjs'), run, runtime: undefined });
       if (typeof preload === 'string') throw new Error(preload);
       const gone = preload.path!;
+      expect(dirname(gone)).toBe(join(run, 'gsup'));
       rmSync(dirname(gone), { recursive: true });
-      chmodSync(base.path, 0o777); // open to all now: no copy goes there again
+      chmodSync(run, 0o777); // open to all now: no file goes there again
       const nodeOptions = preload.nodeOptions(undefined);
       expect(nodeOptions).toBeUndefined();
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(
-        /cannot be read \(ENOENT\), and no folder for the listen preload .*: runs start without/,
-      );
+      expect(lines[0]).toMatch(/ is gone, and no safe place for it \(.*\): runs start without the preload/);
       const held = await holding(['node', APP, 'net', 'zero'], { env: { NODE_OPTIONS: nodeOptions } });
       await stop(held, await listening(held));
-      preload.remove();
       // What the check spares the app: Node does not start with a preload it cannot load.
       const without = spawnSync(process.execPath, ['-e', '0'], {
         env: { ...process.env, NODE_OPTIONS: withPreload(undefined, gone) },
       });
       expect(without.status).not.toBe(0);
     } finally {
-      base.remove();
+      pkg.remove();
+      rmSync(run, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,24 +120,27 @@ describe('--listen: the sockets gsup holds', () => {
     }
   });
 
-  it("a usage error after the sockets are held (the status port taken): 125, and no preload's folder left", async () => {
+  it("a usage error after the sockets are held (the status port taken): 125, and nothing of the preload's in /tmp", async () => {
     const busy = createServer();
     const [port, taken] = await ports(2);
     await new Promise<void>((resolve) => busy.listen(taken, '0.0.0.0', resolve));
-    const preloads = () => readdirSync(tmpdir()).filter((name) => name.startsWith('gsup-preload-'));
+    const entries = () => readdirSync(tmpdir());
     try {
+      const before = entries();
       const run = gsup(['--listen', `127.0.0.1:${port}`, '--status-port', `${taken}`, '--', 'echo', 'started']);
       expect((await run.finished()).code).toBe(125);
       expect(run.stderr).toEqual([expect.stringMatching(/^gsup: cannot serve the status endpoint on .*EADDRINUSE/)]);
       expect(run.stdout).toEqual([]);
-      // TMPDIR (this file's own folder, as /tmp: 1777) is where the preload is copied when it is.
-      expect(preloads()).toEqual([]);
-      // And where it is copied, it goes at the end.
+      // TMPDIR (this file's own folder, as /tmp: 1777) is never where the preload goes, nor anything of gsup's.
       const ran = gsup(['-vv', '--listen', `127.0.0.1:${port}`, '--', 'echo', 'started']);
       expect((await ran.finished()).code).toBe(0);
-      const copied = ran.stderr.find((line) => line.includes('listen preload at '));
-      expect(copied, ran.transcript()).toContain(`${tmpdir()}/gsup-preload-`);
-      expect(preloads()).toEqual([]);
+      const line = ran.stderr.find((text) => text.includes('listen preload at '));
+      const path = /listen preload at (\S+)/.exec(line ?? '')?.[1];
+      expect(path, ran.transcript()).toMatch(/listen-preload[-\w]*\.cjs$/);
+      expect(path!.startsWith(tmpdir())).toBe(false);
+      expect(entries()).toEqual(before);
+      // And it stays: a process of the tree may outlive gsup, and still name it.
+      expect(existsSync(path!)).toBe(true);
     } finally {
       busy.close();
     }

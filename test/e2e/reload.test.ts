@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fixture, gsup, gsupAsPid1, hostPidOfPid1, tempDir, unshareWorks, type Run } from '../helpers/gsup.js';
+import { join } from 'node:path';
+import { fixture, gsup, gsupAsPid1, hostPidOfPid1, Run, tempDir, unshareWorks } from '../helpers/gsup.js';
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
 import { allProcs, waitFor } from '../helpers/proc.js';
 import { keepAliveLoad, load, request } from '../helpers/listen.js';
 import { freePort, status } from '../helpers/net.js';
+import { copyPackage, withPrivateRun } from '../helpers/package-copy.js';
 
 // Reloads (--reload-signal) with real processes: the next run starts beside the serving one on the socket gsup
 // holds, and the old run is retired once the next listens (or says ready). The fixture reads its run from gsup's
@@ -283,20 +284,33 @@ describe('--reload-signal: when the next run has listened (the review of issue 3
   });
 });
 
-describe("--reload-signal: the preload's copy, named by the serving run", () => {
-  it('removed under a serving run (a temp cleaner): written again at the same path, so its Node children still start', async () => {
+describe("--reload-signal: the preload's file, named by the serving run", () => {
+  it('removed under a serving run (a cleaner, as root): written again at the same path, so its Node children still start', async () => {
+    // gsup's package under /tmp (its own file not safe there): root's file under a /run of the test's own.
+    const pkg = tempDir();
     const port = await freePort();
     const args = ['-vv', '--listen', `127.0.0.1:${port}`, '--reload-signal', 'HUP', '--ready-timeout', '2s'];
-    const run = gsup([...args, '--', 'node', APP, '--port', `${port}`, '--child', '--never-run', '2']);
+    const [command, argv] = withPrivateRun(copyPackage(pkg.path), [
+      ...args,
+      '--',
+      'node',
+      APP,
+      '--port',
+      `${port}`,
+      '--child',
+      '--never-run',
+      '2',
+    ]);
+    const run = new Run(command, argv);
     await run.ready('reload-app');
     const path = (await said(run, /listen preload at (\S+)/))[1];
+    expect(path).toMatch(/^\/run\/gsup\/listen-preload-\w+\.cjs$/);
     await said(run, /run 1: pid \d+ took the held socket/);
     expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)} child=0\n` });
-    rmSync(dirname(path), { recursive: true });
-    // Run 2's spawn checks the copy first: written again, where run 1's NODE_OPTIONS names it.
+    execFileSync('nsenter', ['-t', String(run.pid), '-m', 'rm', path]);
+    // Run 2's spawn checks the file first: written again, where run 1's NODE_OPTIONS names it.
     run.signal('SIGHUP');
-    const again = await said(run, /the listen preload was copied again, (at|to) (\S+)/);
-    expect(again[2]).toBe(path);
+    await said(run, new RegExp(`${path} is gone: the listen preload is at ${path} again`));
     expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)} child=0\n` });
     await said(run, /run 2 did not listen on a held socket within 2\.00s: the reload failed, run 1 keeps serving/);
     expect(await request(port)).toEqual({ outcome: 'ok', body: `${pidOf(run, 1)} child=0\n` });

@@ -2,53 +2,58 @@ import {
   chmodSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   realpathSync,
   renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../log.js';
-import { writableByOthers } from '../../platform/trusted-path.js';
+import { heldByOwners } from '../../platform/trusted-path.js';
 import { withPreload } from './node-options.js';
 
-// The listen preload's file in gsup: copied at start, checked before each spawn, named in the command's
-// NODE_OPTIONS, removed at the end. How it is meant to be called (gsup's wiring, under --listen unless
+// The listen preload's file in gsup: found or written at start, checked before each spawn, named in the
+// command's NODE_OPTIONS. How it is meant to be called (gsup's wiring, under --listen unless
 // --no-listen-preload; never on the path of a start without --listen: it loads nothing by itself):
 //
 //   const preload = installPreload(logger);        // once, at start: a PreloadFile, or why not (said already)
 //   // before each spawn of a run, in the command's environment only (never gsup's own process.env):
 //   env.NODE_OPTIONS = typeof preload === 'string' ? env.NODE_OPTIONS : preload.nodeOptions(env.NODE_OPTIONS);
 //   // (undefined: delete env.NODE_OPTIONS)
-//   preload.remove();                              // at gsup's end
 //
-// Why a copy: a root process of the tree loads it (every Node process of a run does), so it must sit where no
-// other user can change it — not in an app's node_modules an app user owns, nor in a file a later `npm install`
-// replaces under a running gsup.
+// The path is trusted code for every Node process of the tree, root ones included, for as long as any of them
+// lives, and each hands it on to the Node children it starts. So it names a file that no user but root and
+// gsup's own can create, replace or remove (every directory from / down theirs, writable by no one else: never
+// /tmp, where a name that is gone can be taken by anyone), and nothing removes it: not gsup's end, whatever the
+// tree does then. Where, the first that qualifies:
+//   1. the package's own dist/listen-preload.cjs (a global install by root), nothing written;
+//   2. for root, /run/gsup/listen-preload-<digest>.cjs (0755, 0444): written once per content, beside and
+//      renamed, never removed (/run is cleared at boot); outside any private /tmp a command may have;
+//   3. $XDG_RUNTIME_DIR/gsup/ the same, when that folder is the user's own, 0700, on a path that qualifies;
+//   none: one line, and runs start without the preload (an app may still take LISTEN_FDS itself).
+// 1 and 2 must be readable by every user (an app may drop to another); 3 is the user's alone.
 
-/** The preload's copy, ready to be named in a command's NODE_OPTIONS. */
+/** The preload's file, ready to be named in a command's NODE_OPTIONS. */
 export interface PreloadFile {
-  /** The copy now (a realpath: the preload compares it with its own __filename); undefined when there is none. */
+  /** The file now (a realpath: the preload compares it with its own __filename); undefined when there is none. */
   readonly path: string | undefined;
   /**
-   * The command's NODE_OPTIONS: the app's, then `--require "<path>"`. The copy is checked first (the same
-   * inode, unchanged mode, readable by all); one that was changed or removed is copied again, or, when that
+   * The command's NODE_OPTIONS: the app's, then `--require "<path>"`. The file and its path are checked first
+   * (the same inode, owners, modes); one that was changed or removed is found or written again, or, when that
    * fails, left out with one line (the app starts, without the preload): the app's options come back as given.
    */
   nodeOptions(appNodeOptions: string | undefined): string | undefined;
-  /** Removes the copy and its folder (at gsup's end); idempotent. */
-  remove(): void;
 }
 
 export interface PreloadPlaces {
-  /** The bundle to copy; by default the package's dist/listen-preload.cjs, beside gsup's own bundle. */
+  /** The bundle; by default the package's dist/listen-preload.cjs, beside gsup's own bundle. */
   source?: string;
-  /** Folders to make the copy's folder in, best first; by default $TMPDIR (or /tmp), then /dev/shm. */
-  folders?: string[];
+  /** Where root writes its gsup/ folder; by default /run. */
+  run?: string;
+  /** The user's runtime folder; by default $XDG_RUNTIME_DIR. */
+  runtime?: string;
 }
 
 /**
@@ -61,181 +66,208 @@ export function preloadSource(moduleUrl: string): string {
   return join(fromSource ? dirname(dirname(dirname(here))) : here, fromSource ? 'dist' : '', 'listen-preload.cjs');
 }
 
-/** The temporary folder ($TMPDIR, else /tmp), then /tmp, then /dev/shm. */
-function temporaryFolders(): string[] {
-  return [...new Set([tmpdir(), '/tmp', '/dev/shm'])];
-}
-
-/** Why a user other than gsup's could not load the file at `path` (a realpath): a folder above it it cannot enter. */
-function closedToOthers(path: string): string | undefined {
-  for (let current = dirname(path); ; current = dirname(current)) {
-    if ((lstatSync(current).mode & 0o001) === 0) return `${current} cannot be entered by other users`;
-    if (dirname(current) === current) return undefined;
-  }
-}
-
-interface Copy {
+/** Where the file is, as it was found: what each check compares. */
+interface Place {
   path: string;
-  folder: string;
   dev: number;
   ino: number;
+  /** With the inode: a file that root or gsup's user wrote anew under the same inode number is seen too. */
+  size: number;
+  ctimeMs: number;
+  /** Whether every user must be able to load it (1 and 2), or gsup's own user alone (3). */
+  readable: boolean;
+  /** What gsup wrote there (2 and 3). */
+  code?: Buffer;
 }
 
-/** `code` written to `path` in gsup's own `folder` (0444), checked: the copy, or an error thrown. */
-function writeCopy(code: Buffer, folder: string, path: string): Copy {
-  writeFileSync(path, code, { mode: 0o444, flag: 'wx' });
-  chmodSync(path, 0o444);
-  const why = writableByOthers(path) ?? closedToOthers(path);
-  if (why !== undefined) throw new Error(why);
-  const stat = lstatSync(path);
-  return { path, folder, dev: stat.dev, ino: stat.ino };
+/**
+ * 16 hex digits that tell one preload's content from another's (FNV-1a, two lanes): it names the file. Not what
+ * keeps it safe (its owners do), so no cryptographic hash: node:crypto's first use costs ~2 ms.
+ */
+export function digest(code: Buffer): string {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let index = 0; index < code.length; index++) {
+    a = Math.imul(a ^ code[index], 0x01000193);
+    b = Math.imul(b ^ code[index], 0x01000193) ^ (b >>> 15);
+  }
+  return [a, b].map((lane) => (lane >>> 0).toString(16).padStart(8, '0')).join('');
 }
 
-/** A fresh copy of `code` in a new folder of one of `folders` (0755, the file 0444), or why none could be had. */
-function copyInto(code: Buffer, folders: readonly string[]): Copy | string {
-  const refused: string[] = [];
-  for (const base of folders) {
-    let folder: string | undefined;
+const reason = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
+
+function placed(path: string, readable: boolean, code?: Buffer): Place | string {
+  const why = heldByOwners(path, readable);
+  if (why !== undefined) return why;
+  const { dev, ino, size, ctimeMs } = lstatSync(path);
+  return { path, dev, ino, size, ctimeMs, readable, code };
+}
+
+/** 1: the package's own file, where its whole path qualifies. */
+function packaged(source: string): Place | string {
+  try {
+    return placed(realpathSync.native(source), true);
+  } catch (error) {
+    return `${source} cannot be read (${reason(error)})`;
+  }
+}
+
+/**
+ * 2 and 3: `code` in base/gsup/, under a name of its content: found there (gsup's user's, 0444, its size), or
+ * written beside it and renamed, so that the name never holds part of a file. The folder is made 0755 when it is
+ * gsup's user's (no one else could have changed what is in it since: a stranger's entry is not taken).
+ */
+function written(base: string, code: Buffer, readable: boolean): Place | string {
+  const uid = process.geteuid?.();
+  let beside: string | undefined;
+  try {
+    const folder = join(realpathSync.native(base), 'gsup');
     try {
-      folder = mkdtempSync(join(realpathSync(base), 'gsup-preload-'));
-      chmodSync(folder, 0o755);
-      return writeCopy(code, folder, join(folder, 'listen-preload.cjs'));
+      mkdirSync(folder, { mode: 0o755 });
     } catch (error) {
-      if (folder) rmSync(folder, { recursive: true, force: true });
-      refused.push(`${base}: ${error instanceof Error ? error.message : String(error)}`);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
+    const own = lstatSync(folder);
+    if (!own.isDirectory() || own.uid !== uid)
+      return `${base} cannot hold it (${folder} is not a directory of uid ${uid})`;
+    if ((own.mode & 0o7777) !== 0o755) chmodSync(folder, 0o755);
+    const open = heldByOwners(folder, readable);
+    if (open !== undefined) return `${base} cannot hold it (${open})`;
+    const path = join(folder, `listen-preload-${digest(code)}.cjs`);
+    const found = lstatSync(path, { throwIfNoEntry: false });
+    if (!found?.isFile() || found.uid !== uid || (found.mode & 0o7777) !== 0o444 || found.size !== code.length) {
+      beside = `${path}.${process.pid}.new`;
+      rmSync(beside, { force: true });
+      writeFileSync(beside, code, { mode: 0o444, flag: 'wx' });
+      chmodSync(beside, 0o444);
+      renameSync(beside, path);
+    }
+    const done = placed(path, readable, code);
+    return typeof done === 'string' ? `${base} cannot hold it (${done})` : done;
+  } catch (error) {
+    if (beside) rmSync(beside, { force: true });
+    return `${base} cannot hold it (${reason(error)})`;
   }
-  return `no folder for the listen preload (${refused.join('; ')})`;
+}
+
+/** Why `base` is not the user's own runtime folder (theirs, 0700: XDG's rule), or undefined. */
+function notRuntime(base: string | undefined): string | undefined {
+  if (!base) return 'XDG_RUNTIME_DIR is not set';
+  let stat;
+  try {
+    stat = lstatSync(base, { throwIfNoEntry: false });
+  } catch (error) {
+    return `XDG_RUNTIME_DIR ${base} cannot be read (${reason(error)})`;
+  }
+  if (!stat?.isDirectory() || stat.uid !== process.geteuid?.() || (stat.mode & 0o7777) !== 0o700) {
+    return `XDG_RUNTIME_DIR ${base} is not a directory of gsup's user with mode 700`;
+  }
+  return undefined;
 }
 
 /**
- * `code` again at the copy's own path: the processes of a run name it in their NODE_OPTIONS, and one that starts
- * a Node child later hands that on (a path that is gone would stop the child: Node refuses a --require it cannot
- * load). Written beside it and renamed over it, so that no moment lacks it. The folder must be gsup's own: one that
- * was removed is made again (mkdir fails where someone else made it first). Throws when it cannot be done.
+ * Why the file at `place` is not what was found there (removed, replaced, its path opened to others), or
+ * undefined; or the place again, when another gsup of the same version wrote the same bytes there anew (two root
+ * gsups that started together would otherwise write it again in turn at every spawn).
  */
-function copyAgain(code: Buffer, copy: Copy): Copy {
-  const folder = lstatSync(copy.folder, { throwIfNoEntry: false });
-  if (!folder) mkdirSync(copy.folder, { mode: 0o755 });
-  else if (!folder.isDirectory() || folder.uid !== process.geteuid?.()) throw new Error(`${copy.folder} is not gsup's`);
-  chmodSync(copy.folder, 0o755);
-  const beside = `${copy.path}.new`;
-  rmSync(beside, { force: true });
+function changed(place: Place): string | Place | undefined {
+  let stat;
   try {
-    const fresh = writeCopy(code, copy.folder, beside);
-    renameSync(beside, copy.path);
-    return { ...fresh, path: copy.path };
+    stat = lstatSync(place.path, { throwIfNoEntry: false });
   } catch (error) {
-    rmSync(beside, { force: true });
-    throw error;
+    return `${place.path} cannot be read (${reason(error)})`;
   }
+  if (!stat) return `${place.path} is gone`;
+  const open = heldByOwners(place.path, place.readable);
+  if (open !== undefined) return open;
+  const same = stat.dev === place.dev && stat.ino === place.ino && stat.size === place.size;
+  if (same && stat.ctimeMs === place.ctimeMs) return undefined;
+  try {
+    if (place.code && stat.uid === process.geteuid?.() && readFileSync(place.path).equals(place.code)) {
+      return placed(place.path, place.readable, place.code);
+    }
+  } catch {
+    // read below as replaced
+  }
+  return `${place.path} was replaced`;
 }
 
-/** Why the copy is not what was written (removed, replaced, its mode changed), or undefined. */
-function changed(copy: Copy): string | undefined {
-  try {
-    const stat = lstatSync(copy.path);
-    if (stat.dev !== copy.dev || stat.ino !== copy.ino) return `${copy.path} was replaced`;
-    if ((stat.mode & 0o777) !== 0o444) return `${copy.path} has mode ${(stat.mode & 0o777).toString(8)}`;
-    if ((lstatSync(copy.folder).mode & 0o777) !== 0o755) return `${copy.folder}'s mode was changed`;
-    return writableByOthers(copy.path);
-  } catch (error) {
-    return `${copy.path} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
-  }
-}
-
-/**
- * A copy that was written: `copy`, undefined once it is gone and could not be had again; `home`, the path runs
- * name, kept while it can be written again.
- */
 class Installed implements PreloadFile {
   private said = false;
-  private removed = false;
-  private home: Copy;
-  /** The folders gsup made: removed at its end (while they are still its own). */
-  private readonly made = new Set<string>();
+  private code: Buffer | undefined;
 
   constructor(
     private readonly logger: Logger,
-    private readonly code: Buffer,
-    private readonly folders: readonly string[],
-    private copy: Copy | undefined,
-  ) {
-    this.home = copy!;
-    this.made.add(this.home.folder);
-  }
+    private readonly places: Required<Omit<PreloadPlaces, 'runtime'>> & Pick<PreloadPlaces, 'runtime'>,
+  ) {}
+
+  /** Where runs find it now (set at start, then by each spawn's check); undefined: none. */
+  place: Place | undefined;
 
   get path(): string | undefined {
-    return this.copy?.path;
+    return this.place?.path;
+  }
+
+  /** The first place that qualifies, in the order above; or why none does. */
+  choose(): Place | string {
+    const refused: string[] = [];
+    const found = packaged(this.places.source);
+    if (typeof found === 'object') return found;
+    refused.push(`the package's file: ${found}`);
+    // gsup's own bytes, read once: what was changed on disk since is never what is written again.
+    try {
+      this.code ??= readFileSync(this.places.source);
+    } catch (error) {
+      return `${refused[0]}; ${this.places.source} cannot be read (${reason(error)})`;
+    }
+    if (process.geteuid?.() === 0) {
+      const run = written(this.places.run, this.code, true);
+      if (typeof run === 'object') return run;
+      refused.push(run);
+    }
+    const runtime = this.places.runtime;
+    const why = notRuntime(runtime) ?? written(runtime!, this.code, false);
+    if (typeof why === 'object') return why;
+    refused.push(why);
+    return refused.join('; ');
   }
 
   nodeOptions(appNodeOptions: string | undefined): string | undefined {
-    if (this.removed) return appNodeOptions;
-    const why = this.copy ? changed(this.copy) : 'there is no copy of the listen preload';
-    if (why === undefined) return withPreload(appNodeOptions, this.copy!.path);
-    // gsup's own bytes, read at start: what was changed on disk is never what is copied again. At the same path
-    // when it can be (processes of runs name it), else in a new folder.
-    const fresh = this.again() ?? copyInto(this.code, this.folders);
-    if (typeof fresh === 'string') {
-      this.copy = undefined;
-      if (!this.said) this.logger.warn('listen-preload', `${why}, and ${fresh}: runs start without the preload`);
+    const why = this.place ? changed(this.place) : 'there is no listen preload';
+    if (typeof why === 'object') this.place = why;
+    if (why === undefined || typeof why === 'object') return withPreload(appNodeOptions, this.place!.path);
+    const again = this.choose();
+    if (typeof again === 'string') {
+      this.place = undefined;
+      if (!this.said) this.logger.warn('listen-preload', `${why}, and no safe place for it (${again}): ${WITHOUT}`);
       this.said = true;
       return appNodeOptions;
     }
-    const where =
-      fresh.path === this.home.path ? `at ${fresh.path}` : `to ${fresh.path} (${this.home.folder} cannot be had again)`;
-    [this.copy, this.home, this.said] = [fresh, fresh, false];
-    this.made.add(fresh.folder);
-    this.logger.warn('listen-preload', `${why}: the listen preload was copied again, ${where}`);
-    return withPreload(appNodeOptions, fresh.path);
-  }
-
-  /** The copy written again at the path runs name, or undefined. */
-  private again(): Copy | undefined {
-    try {
-      return copyAgain(this.code, this.home);
-    } catch (error) {
-      this.logger.debug('listen-preload', `${this.home.path} not written again (${String(error)})`);
-      return undefined;
-    }
-  }
-
-  /** The folders go (gsup's, 0755: no one else can have put anything in them), once no run is left to name them. */
-  remove(): void {
-    this.removed = true;
-    this.copy = undefined;
-    for (const folder of this.made) {
-      try {
-        const stat = lstatSync(folder, { throwIfNoEntry: false });
-        if (stat?.isDirectory() && stat.uid === process.geteuid?.()) rmSync(folder, { recursive: true });
-      } catch (error) {
-        this.logger.debug('listen-preload', `${folder} not removed (${String(error)})`);
-      }
-    }
-    this.made.clear();
+    this.said = false;
+    this.logger.warn('listen-preload', `${why}: the listen preload is at ${again.path} again`, { path: again.path });
+    this.place = again;
+    return withPreload(appNodeOptions, again.path);
   }
 }
 
+const WITHOUT = 'runs start without the preload (Node apps must take the held sockets themselves: LISTEN_FDS)';
+
 /**
- * Copies the listen preload into a folder gsup owns, on a path no other user can change. Returns the copy, or
- * why there is none, said once on the logger already (the app then starts without it).
+ * The listen preload, where no user but root and gsup's own can change it. Returns the file, or why there is
+ * none, said once on the logger already (the app then starts without it).
  */
 export function installPreload(logger: Logger, places: PreloadPlaces = {}): PreloadFile | string {
-  const source = places.source ?? preloadSource(import.meta.url);
-  const folders = places.folders ?? temporaryFolders();
-  let code: Buffer;
-  try {
-    code = readFileSync(source);
-  } catch (error) {
-    const why = `the listen preload ${source} cannot be read (${(error as NodeJS.ErrnoException).code})`;
-    logger.warn('listen-preload', `${why}: Node apps must take the held sockets themselves (LISTEN_FDS)`);
-    return why;
+  const installed = new Installed(logger, {
+    source: places.source ?? preloadSource(import.meta.url),
+    run: places.run ?? '/run',
+    runtime: 'runtime' in places ? places.runtime : process.env.XDG_RUNTIME_DIR,
+  });
+  const place = installed.choose();
+  if (typeof place === 'string') {
+    logger.warn('listen-preload', `no safe place for the listen preload (${place}): ${WITHOUT}`);
+    return place;
   }
-  const copy = copyInto(code, folders);
-  if (typeof copy === 'string') {
-    logger.warn('listen-preload', `${copy}: Node apps must take the held sockets themselves (LISTEN_FDS)`);
-    return copy;
-  }
-  logger.debug('listen-preload', `listen preload at ${copy.path}`, { path: copy.path });
-  return new Installed(logger, code, folders, copy);
+  installed.place = place;
+  logger.debug('listen-preload', `listen preload at ${place.path}`, { path: place.path });
+  return installed;
 }

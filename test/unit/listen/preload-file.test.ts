@@ -1,51 +1,65 @@
 import {
   chmodSync,
-  existsSync,
+  chownSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { installPreload, preloadSource, type PreloadFile } from '../../../src/engine/listen/preload-file.js';
+import { digest, installPreload, preloadSource, type PreloadPlaces } from '../../../src/engine/listen/preload-file.js';
+import { heldByOwners } from '../../../src/platform/trusted-path.js';
 import { Logger } from '../../../src/log.js';
 import { ROOT } from '../../helpers/gsup.js';
 
+// Real folders with real owners and modes: the safe ones under /run (root's, 0755, as gsup's own folder is), the
+// unsafe ones in the suite's temp directory (1777, as /tmp). Needs root, as gsup does to write under /run.
+const root = process.getuid?.() === 0;
 const dirs: string[] = [];
-const copies: PreloadFile[] = [];
 afterEach(() => {
-  for (const copy of copies.splice(0)) copy.remove();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function folder(mode = 0o755): string {
-  const dir = mkdtempSync(join(tmpdir(), 'gsup-unit-'));
+/** A fresh folder: under /run (safe: root's all the way, 0755) or in the temp directory (under a sticky 1777). */
+function folder(where: 'run' | 'tmp', mode = 0o755): string {
+  const dir = mkdtempSync(join(where === 'run' ? '/run' : tmpdir(), 'gsup-unit-'));
   dirs.push(dir);
   chmodSync(dir, mode);
   return realpathSync(dir);
 }
 
+const CODE = '// the preload\n';
+
 /** A source bundle of our own (the built one may not be there in a unit run), and a logger that keeps lines. */
-function setUp(folders?: string[]) {
-  const source = join(folder(), 'listen-preload.cjs');
-  writeFileSync(source, '// the preload\n');
+function setUp(places: Omit<PreloadPlaces, 'source'> & { source?: 'run' | 'tmp' } = {}) {
+  const source = join(folder(places.source ?? 'tmp'), 'listen-preload.cjs');
+  writeFileSync(source, CODE, { mode: 0o644 });
   const lines: string[] = [];
   const logger = new Logger({ write: (line) => lines.push(line) });
-  const preload = installPreload(logger, { source, folders: folders ?? [folder()] });
-  if (typeof preload === 'string') throw new Error(preload);
-  copies.push(preload);
-  return { preload, lines, path: preload.path!, warnings: () => lines };
+  const run = places.run ?? folder('run');
+  const preload = installPreload(logger, { runtime: undefined, ...places, source, run });
+  return { preload, lines, source, run };
+}
+
+function installed(places: Parameters<typeof setUp>[0] = {}) {
+  const set = setUp(places);
+  if (typeof set.preload === 'string') throw new Error(set.preload);
+  return { ...set, preload: set.preload, path: set.preload.path! };
 }
 
 const mode = (path: string) => lstatSync(path).mode & 0o7777;
+const named = (run: string) => join(run, 'gsup', `listen-preload-${digest(Buffer.from(CODE))}.cjs`);
 
-describe('the listen preload file', () => {
+describe.runIf(root)('the listen preload file', () => {
   it("is found beside gsup's own bundle, or from source in the package's dist/", () => {
     expect(preloadSource(pathToFileURL('/opt/gsup/dist/cli.cjs').href)).toBe('/opt/gsup/dist/listen-preload.cjs');
     expect(preloadSource(pathToFileURL('/x/node_modules/gsup/dist/index.js').href)).toBe(
@@ -55,97 +69,136 @@ describe('the listen preload file', () => {
     expect(preloadSource(fromSource)).toBe(join(ROOT, 'dist/listen-preload.cjs'));
   });
 
-  it('is copied into a folder of its own (0755), the file 0444, on a path no other user can change', () => {
-    const { preload, path } = setUp();
-    expect(mode(dirname(path))).toBe(0o755);
-    expect(mode(path)).toBe(0o444);
-    expect(realpathSync(path)).toBe(path);
-    expect(readFileSync(path, 'utf8')).toBe('// the preload\n');
-    expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+  it("the package's own file, where its whole path is root's and closed to writers: used as it is", () => {
+    const { preload, source, run, lines } = installed({ source: 'run' });
+    expect(preload.path).toBe(source);
+    expect(preload.nodeOptions(undefined)).toBe(`--require "${source}"`);
+    expect(readdirSync(run)).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
+  it('a package under /tmp (sticky, open to all): written as root under /run/gsup, by content, 0755 and 0444', () => {
+    const { preload, run, path, lines } = installed();
+    expect(path).toBe(named(run));
+    expect([mode(dirname(path)), mode(path)]).toEqual([0o755, 0o444]);
+    expect(readFileSync(path, 'utf8')).toBe(CODE);
+    expect(preload.nodeOptions('--x')).toBe(`--x --require "${path}"`);
+    expect(lines).toEqual([]);
+    // A second gsup finds it, and writes nothing: the same inode, nothing beside it.
+    const inode = lstatSync(path).ino;
+    const second = installed({ run });
+    expect(second.path).toBe(path);
+    expect(lstatSync(path).ino).toBe(inode);
+    expect(readdirSync(dirname(path))).toEqual([`listen-preload-${digest(Buffer.from(CODE))}.cjs`]);
   });
 
   it("goes after the app's NODE_OPTIONS, and never into gsup's own", () => {
     const before = process.env.NODE_OPTIONS;
-    const { preload, path } = setUp();
+    const { preload, path } = installed();
     expect(preload.nodeOptions('--max-old-space-size=300 --require "/app/otel.cjs"')).toBe(
       `--max-old-space-size=300 --require "/app/otel.cjs" --require "${path}"`,
     );
     expect(process.env.NODE_OPTIONS).toBe(before);
   });
 
-  it('a folder others can write to is passed over for the next one', () => {
-    const open = folder(0o777);
-    const { path, lines } = setUp([open, folder()]);
-    expect(path.startsWith(open)).toBe(false);
-    expect(existsSync(open) && lstatSync(open).isDirectory()).toBe(true);
-    expect(lines.filter((line) => line.includes('warn'))).toEqual([]);
-  });
-
-  it('removed, replaced or made unreadable: copied again at the same path (runs name it), with one line', () => {
-    const { preload, path, warnings } = setUp();
+  it('removed, or replaced: written again at the same path (runs name it), from the bytes read at start', () => {
+    const { preload, path, source, lines } = installed();
     rmSync(dirname(path), { recursive: true });
     expect(preload.nodeOptions('--x')).toBe(`--x --require "${path}"`);
-    expect(preload.path).toBe(path);
-    expect(readFileSync(path, 'utf8')).toBe('// the preload\n');
+    expect(readFileSync(path, 'utf8')).toBe(CODE);
     expect([mode(dirname(path)), mode(path)]).toEqual([0o755, 0o444]);
-    expect(warnings()).toEqual([
-      `[gsup] ${path} cannot be read (ENOENT): the listen preload was copied again, at ${path}\n`,
-    ]);
-    chmodSync(path, 0o000);
-    expect(preload.nodeOptions('--x')).toBe(`--x --require "${path}"`);
-    expect(warnings()[1]).toMatch(/has mode 0: the listen preload was copied again, at /);
-    // Replaced by something else (another inode): gsup's own bytes again, nothing left beside it.
-    rmSync(path, { force: true });
+    expect(lines).toEqual([`[gsup] ${path} is gone: the listen preload is at ${path} again\n`]);
+    // Replaced by root with something else (another inode), the source changed too: gsup's own bytes again.
+    writeFileSync(source, '// changed\n');
+    rmSync(path);
     writeFileSync(path, '// not the preload\n', { mode: 0o444 });
     expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
-    expect(readFileSync(path, 'utf8')).toBe('// the preload\n');
-    expect(warnings()[2]).toMatch(/was replaced: the listen preload was copied again, at /);
-    expect(readdirSync(dirname(path))).toEqual(['listen-preload.cjs']);
+    expect(readFileSync(path, 'utf8')).toBe(CODE);
+    expect(lines[1]).toBe(`[gsup] ${path} was replaced: the listen preload is at ${path} again\n`);
+    expect(readdirSync(dirname(path))).toEqual([`listen-preload-${digest(Buffer.from(CODE))}.cjs`]);
   });
 
-  it('its folder taken by something not gsup’s: a new folder, said with the old one; both gone at the end', () => {
-    const { preload, path, warnings } = setUp();
-    rmSync(dirname(path), { recursive: true });
-    writeFileSync(dirname(path), 'squatter'); // as another user's file there would be
-    const options = preload.nodeOptions('--x');
-    expect(preload.path).not.toBe(path);
-    expect(options).toBe(`--x --require "${preload.path}"`);
-    expect(warnings()).toEqual([
-      `[gsup] ${path} cannot be read (ENOTDIR): the listen preload was copied again, to ${preload.path} ` +
-        `(${dirname(path)} cannot be had again)\n`,
+  it('written anew with the same bytes (another gsup of this version, started together): taken as it is, no line', () => {
+    const { preload, path, lines } = installed();
+    writeFileSync(`${path}.other`, CODE, { mode: 0o444 });
+    renameSync(`${path}.other`, path);
+    const inode = lstatSync(path).ino;
+    expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+    expect(preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+    expect(lstatSync(path).ino).toBe(inode);
+    expect(lines).toEqual([]);
+  });
+
+  it('a gsup/ folder of another user is not taken; a root run folder open to all is not used', () => {
+    const run = folder('run');
+    mkdirSync(join(run, 'gsup'));
+    chownSync(join(run, 'gsup'), 65534, 65534);
+    const taken = setUp({ run });
+    expect(taken.preload).toBe(
+      `the package's file: ${dirname(dirname(taken.source))} is writable by others; ` +
+        `${run} cannot hold it (${join(run, 'gsup')} is not a directory of uid 0); XDG_RUNTIME_DIR is not set`,
+    );
+    expect(taken.lines).toEqual([
+      `[gsup] no safe place for the listen preload (${taken.preload}): runs start without the preload ` +
+        '(Node apps must take the held sockets themselves: LISTEN_FDS)\n',
     ]);
-    const moved = preload.path!;
-    preload.remove();
-    expect(existsSync(dirname(moved))).toBe(false);
-    expect(readFileSync(dirname(path), 'utf8')).toBe('squatter'); // not gsup's: left alone
+    const open = setUp({ run: folder('run', 0o777) });
+    expect(open.preload).toMatch(/ is writable by others\); XDG_RUNTIME_DIR is not set$/);
   });
 
-  it("when no copy can be had again, runs start without it: the app's options as given, said once", () => {
-    const base = folder();
-    const { preload, warnings } = setUp([base]);
-    chmodSync(base, 0o777); // now anyone could change it: neither the copy nor a new one is trusted
+  it("the user's runtime folder, when /run will not do: its own, 0700; not one that is open", () => {
+    const runtime = folder('run', 0o700);
+    const { path } = installed({ run: folder('run', 0o777), runtime });
+    expect(path).toBe(named(runtime));
+    chmodSync(runtime, 0o755);
+    const open = setUp({ run: folder('run', 0o777), runtime });
+    expect(open.preload).toMatch(
+      new RegExp(`XDG_RUNTIME_DIR ${runtime} is not a directory of gsup's user with mode 700$`),
+    );
+  });
+
+  it("when no safe place is left at a spawn, runs start without it: the app's options as given, said once", () => {
+    const { preload, run, lines } = installed();
+    chmodSync(run, 0o777); // now anyone could change it: neither the file nor a new one is trusted
     expect(preload.nodeOptions('--x')).toBe('--x');
     expect(preload.nodeOptions(undefined)).toBeUndefined();
-    expect(warnings()).toHaveLength(1);
-    expect(warnings()[0]).toMatch(/is writable by others, and no folder for the listen preload .*: runs start without/);
-    chmodSync(base, 0o755); // trusted again: the next spawn has it back
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/is writable by others, and no safe place for it \(.*\): runs start without the preload/);
+    chmodSync(run, 0o755); // safe again: the next spawn has it back
     expect(preload.nodeOptions('--x')).toMatch(/^--x --require "/);
   });
 
-  it('removed at the end, folder and all; then runs get no preload', () => {
-    const { preload, path } = setUp();
-    preload.remove();
-    expect(existsSync(dirname(path))).toBe(false);
-    expect(preload.nodeOptions('--x')).toBe('--x');
-    preload.remove();
-  });
-
-  it('a source that cannot be read: why, said once, and no copy', () => {
+  it('a source that cannot be read: why, said once, and no file', () => {
     const lines: string[] = [];
     const logger = new Logger({ write: (line) => lines.push(line) });
-    const missing = join(folder(), 'nothing', 'listen-preload.cjs');
-    const result = installPreload(logger, { source: missing, folders: [folder()] });
-    expect(result).toBe(`the listen preload ${missing} cannot be read (ENOENT)`);
+    const missing = join(folder('tmp'), 'nothing', 'listen-preload.cjs');
+    const result = installPreload(logger, { source: missing, run: folder('run') });
+    expect(result).toBe(`the package's file: ${missing} cannot be read (ENOENT); ${missing} cannot be read (ENOENT)`);
     expect(lines).toHaveLength(1);
+  });
+});
+
+describe.runIf(root)('a path no one but root and gsup’s user can change (heldByOwners)', () => {
+  it('every directory from / down theirs, not a link, writable by no one else — sticky or not', () => {
+    const safe = folder('run');
+    const file = join(safe, 'f');
+    writeFileSync(file, 'x', { mode: 0o644 });
+    expect(heldByOwners(file, true)).toBeUndefined();
+    const sticky = folder('tmp', 0o1777);
+    writeFileSync(join(sticky, 'f'), 'x', { mode: 0o644 });
+    expect(heldByOwners(join(sticky, 'f'), false)).toBe(`${sticky} is writable by others`);
+    chmodSync(safe, 0o775);
+    expect(heldByOwners(file, false)).toBe(`${safe} is writable by its group`);
+    chmodSync(safe, 0o755);
+    chownSync(safe, 65534, 65534);
+    expect(heldByOwners(file, false)).toBe(`${safe} belongs to uid 65534`);
+    chownSync(safe, 0, 0);
+    symlinkSync(file, join(safe, 'link'));
+    expect(heldByOwners(join(safe, 'link'), false)).toBe(`${join(safe, 'link')} is not a file`);
+    expect(heldByOwners(safe, false)).toBeUndefined();
+    chmodSync(safe, 0o750);
+    expect(heldByOwners(file, true)).toBe(`${safe} is closed to other users`);
+    expect(heldByOwners(file, false)).toBeUndefined();
+    expect(heldByOwners(join(safe, 'none'), false)).toBe(`${join(safe, 'none')} cannot be read (ENOENT)`);
   });
 });
