@@ -89,7 +89,7 @@ describe("import { supervise } from 'gsup'", () => {
     const output = lines(handle);
     await output.next(/^ready/);
     const result = await handle.stop('SIGINT');
-    expect(result).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
+    expect(JSON.stringify(result)).toBe(JSON.stringify({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true }));
     expect(output.all.filter((line) => line.startsWith('signal: SIGINT'))).toHaveLength(1);
   });
 
@@ -145,22 +145,30 @@ describe("import { supervise } from 'gsup'", () => {
   });
 
   it('waitReady and readyTimeout: no word in time is a failed start, status 1 (the app exited 0)', async () => {
-    const options = { stdio: 'pipe', waitReady: true, readyTimeout: '300ms' } as const;
+    // The timeout counts from the spawn, and must outlast the app's own start: with both cores busy node takes
+    // 400-650 ms from spawn to its first line (as long as without gsup), and a SIGTERM that comes before its
+    // handler ends it by the signal, before it printed anything (300 ms here once did that).
+    const options = { stdio: 'pipe', waitReady: true, readyTimeout: '3s' } as const;
     const handle = supervise('node', [fixture('ready-app.js'), '--never'], options);
     handles.push(handle);
     const output = lines(handle);
-    await output.next(/^ready \(pid/);
     expect(await handle.exited).toMatchObject({ exitCode: 1, code: 0 });
+    // It had started (its first line) when its one SIGTERM came.
+    await output.next(/^signal: SIGTERM/);
+    expect(output.all[0]).toMatch(/^ready \(pid/);
     expect(output.all.filter((line) => line.startsWith('signal: SIGTERM'))).toHaveLength(1);
   });
 
   it('health: durations with units work as milliseconds do', async () => {
-    const durations = { intervalMs: '100ms', timeoutMs: '1s', startIntervalMs: '100ms' };
+    // A start period the app's own start fits in (a SIGTERM before its handler would end it by the signal: 143).
+    const durations = { intervalMs: '100ms', timeoutMs: '1s', startIntervalMs: '100ms', startPeriodMs: '2s' };
     const health = { ...HEALTH, ...durations, cmd: 'exit 1', retries: 2 };
     const handle = supervise('node', [PRINTER], { stdio: 'pipe', health });
     handles.push(handle);
-    // Unhealthy after two failed probes, 100 ms apart: stopped, never 0.
+    const output = lines(handle);
+    // Unhealthy after the start period and two failed probes, 100 ms apart: stopped (the app exits 0), never 0.
     expect((await handle.exited).exitCode).toBe(1);
+    await output.next(/^signal: SIGTERM/);
   });
 
   it('reports a command that cannot be started', async () => {
