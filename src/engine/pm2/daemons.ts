@@ -34,9 +34,8 @@ export class Pm2Supervision {
   /** God daemons sent `pm2 kill` (processKey): their pid file goes away then, as expected. */
   private readonly killed = new Set<string>();
   private readonly proof: GodProof;
-  /** Resolved once at start, just after the first spawn (the spawn does not wait for it), or when first asked. */
-  private resolvedCli: Pm2Cli | undefined;
-  private readonly findCli: () => Pm2Cli;
+  /** Resolved once, before the command starts. */
+  private readonly cli: Pm2Cli;
 
   constructor(
     private readonly platform: Platform,
@@ -50,12 +49,7 @@ export class Pm2Supervision {
     token: string,
   ) {
     this.proof = new GodProof(platform, env, cwd, reaping, token);
-    this.findCli = () => resolvePm2Cli(command, env, cwd);
-    setImmediate(() => this.cli).unref();
-  }
-
-  private get cli(): Pm2Cli {
-    return (this.resolvedCli ??= this.findCli());
+    this.cli = resolvePm2Cli(command, env, cwd);
   }
 
   noteClis(snapshot: Snapshot): void {

@@ -5,13 +5,13 @@ import type { Pm2Proof } from '../machine/values.js';
 import { writableByOthers } from '../../platform/trusted-path.js';
 import { executable, onPath } from '../../platform/which.js';
 
-/** The pm2 CLI that `pm2 kill` runs, found once at start (just after the first spawn); or why there is none. */
+/** The pm2 CLI that `pm2 kill` runs, found once at start; or why there is none. */
 export type Pm2Cli = { path: string } | { why: string };
 
 /**
  * The pm2 CLI that goes with the command: beside a `pm2`/`pm2-runtime` the
  * command names, else `pm2` on PATH, else the project's node_modules/.bin.
- * Looked for once, as the command starts, and taken only from where no
+ * Looked for once, before the command starts, and taken only from where no
  * one but root and gsup's user can write (the file and every directory above
  * it): gsup runs it as its own user, and an app that dropped its privileges
  * must not be able to put code there. An app that runs as gsup's user could
