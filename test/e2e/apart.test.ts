@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PRINTER, fixture, gsup, gsupAsPid1, hostPidOfPid1, unshareWorks } from '../helpers/gsup.js';
 import { freePort } from '../helpers/net.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
-import { dropWorks, fixturesForAnyone, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
+import { forAnyone } from '../helpers/anyone.js';
+import { dropWorks, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
 
 // gsup is a Node program started with the app's environment: NODE_OPTIONS is
 // the app's (an APM preload, --inspect), and must not become gsup's.
@@ -128,10 +128,10 @@ describe('a child a preload started in gsup’s first image (it outlives the sta
   it.skipIf(!dropWorks)(
     'as PID 1 with Docker’s capabilities, one that drops to another user (its mark unreadable): not the tree’s either',
     async () => {
-      const dir = fixturesForAnyone(['printer.js', 'preload.cjs']);
+      const dir = forAnyone({ fixtures: ['printer.js', 'preload.cjs'] });
       try {
         const env = {
-          NODE_OPTIONS: `--require ${join(dir.path, 'preload.cjs')}`,
+          NODE_OPTIONS: `--require ${dir.fixture('preload.cjs')}`,
           PRELOAD_CHILD_MS: '10000',
           PRELOAD_CHILD_DROP: '65534',
         };
@@ -229,7 +229,8 @@ describe('what a child a preload started in gsup’s first image starts, and lea
       const exit = await run.finished();
       // Before: gsup adopted the helper, waited for it (10 s) and exited with its status, 7.
       expect(exit.code, run.transcript()).toBe(0);
-      expect(Date.now() - started).toBeLessThan(5000);
+      // Well before the helper's end (10 s after its start): a bound on behaviour, generous for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(8500);
       expect(run.count(/^signal: /), run.transcript()).toBe(0);
       const said = run.stderr.join('\n');
       expect(said).toMatch(new RegExp(`pid ${helper} \\(.*\\) is not the tree's`));

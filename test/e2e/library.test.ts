@@ -89,7 +89,7 @@ describe("import { supervise } from 'gsup'", () => {
     const output = lines(handle);
     await output.next(/^ready/);
     const result = await handle.stop('SIGINT');
-    expect(result).toEqual({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true });
+    expect(JSON.stringify(result)).toBe(JSON.stringify({ exitCode: 137, code: null, signal: 'SIGKILL', killed: true }));
     expect(output.all.filter((line) => line.startsWith('signal: SIGINT'))).toHaveLength(1);
   });
 

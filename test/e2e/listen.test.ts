@@ -4,6 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { forAnyone } from '../helpers/anyone.js';
 import { GSUP, ROOT, Run, fixture, gsup, markerPath } from '../helpers/gsup.js';
 import { gsupLine, inPty, ptySkipReason } from '../helpers/pty.js';
 import { load, request, socketsOnPort } from '../helpers/listen.js';
@@ -153,8 +154,10 @@ describe('--listen: the sockets gsup holds', () => {
       return;
     }
     const port = start - 1;
-    const args = ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, GSUP];
-    const run = new Run('setpriv', [...args, '--listen', String(port), '--', 'echo', 'started']);
+    // gsup itself as nobody: its copy, where nobody can read it (the checkout may sit in a 0700 folder).
+    const copy = forAnyone({ gsup: true });
+    const args = ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, copy.gsup];
+    const run = new Run('setpriv', [...args, '--listen', String(port), '--', 'echo', 'started'], { cwd: copy.path });
     expect((await run.finished()).code).toBe(125);
     expect(run.stderr).toEqual([
       `gsup: cannot hold ${port} on [::]:${port} (--listen): permission denied: ` +

@@ -1,6 +1,7 @@
 import { chownSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { forAnyone } from '../helpers/anyone.js';
 import { CAP_SYS_PTRACE, DROP, capEff, dropWorks, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
 import { Run, gsup, hostPidOfPid1, tempDir } from '../helpers/gsup.js';
 import { afterLeakCheck } from '../helpers/leaks.js';
@@ -38,6 +39,19 @@ function bootstrap(pm2: Pm2Home, start = `${PM2} start ${APP} -i 2`): string {
   const script = join(dir.path, 'bootstrap.sh');
   writeFileSync(script, `#!/bin/sh\nexport PM2_HOME=${pm2.path}\n${start} >/dev/null\n`, { mode: 0o755 });
   return script;
+}
+
+/**
+ * pm2 and the app as nobody: their copies, where nobody can read them (the checkout may sit in a 0700 folder). gsup
+ * starts in the copy, and finds its pm2 first on PATH: the `pm2 kill` it runs as nobody is that copy's too.
+ */
+function asNobody(pm2: Pm2Home, own: boolean, env: NodeJS.ProcessEnv) {
+  const copy = forAnyone({ fixtures: ['app.js'], packages: ['pm2'] });
+  const home = own ? [] : ['env', `PM2_HOME=${pm2.path}`];
+  return {
+    command: [...DROP, ...home, copy.bin('pm2'), 'start', copy.fixture('app.js'), '-i', '2'],
+    options: { env: { ...env, PATH: `${dirname(copy.bin('pm2'))}:${process.env.PATH}` }, cwd: copy.path },
+  };
 }
 
 async function appsReady(pm2: Pm2Home, count: number): Promise<number[]> {
@@ -110,9 +124,9 @@ describe.skipIf(!isRoot)('pm2 under a dropped user (uid 65534), gsup root', () =
     async (how, source) => {
       const pm2 = home(NOBODY);
       const own = source.startsWith('gsup');
-      const command = [...DROP, ...(own ? [] : ['env', `PM2_HOME=${pm2.path}`]), PM2, 'start', APP, '-i', '2'];
       const env = own ? pm2.env({ CLEANUP_MS: '300' }) : withoutHome(pm2, { CLEANUP_MS: '300' });
-      const run = gsup(['--', ...command], { env });
+      const { command, options } = asNobody(pm2, own, env);
+      const run = gsup(['--', ...command], options);
       const { god, said, context } = await stopAndCheck(run, pm2);
       expect(said, `${how}\n${context}`).toContain(
         `[gsup] pm2 God daemon ${god}: pm2 kill (PM2_HOME ${pm2.path} from ${source}, as uid ${NOBODY} gid ${NOBODY})`,
@@ -134,9 +148,9 @@ describe.skipIf(!dropWorks)('pm2 under a dropped user, gsup PID 1 with Docker’
     '%s; one signal per app, none restarted',
     async (_, own) => {
       const pm2 = home(NOBODY);
-      const command = [...DROP, ...(own ? [] : ['env', `PM2_HOME=${pm2.path}`]), PM2, 'start', APP, '-i', '2'];
       const env = own ? pm2.env({ CLEANUP_MS: '300' }) : withoutHome(pm2, { CLEANUP_MS: '300' });
-      const run = gsupAsPid1WithDockerCaps(['--', ...command], { env });
+      const { command, options } = asNobody(pm2, own, env);
+      const run = gsupAsPid1WithDockerCaps(['--', ...command], options);
       let gsupPid: number | undefined;
       await waitFor(() => (gsupPid = hostPidOfPid1(run)) !== undefined, 'gsup to start under unshare');
       // setpriv names gsup among its arguments: wait until it has dropped the capabilities and run node.

@@ -41,9 +41,16 @@ describe('gsup -- pm2 start', () => {
     // ... and pm2 logged each start once, no restart.
     expect(pm2.pm2Log().match(/starting in -cluster mode-/g)).toHaveLength(4);
     expect(pm2.pm2Log()).not.toMatch(/restart/i);
-    // In parallel: about one app's 1 s cleanup (1.2 s idle, up to 3.1 s measured with every core
-    // busy: the pm2 CLI itself is slow to start); one after another takes over 4 s (below).
-    expect(took).toBeLessThan(3500);
+    // In parallel: every app had its signal before any had cleaned up (1 s each; the log is in the order things
+    // happened). One after another, the first would have ended before the second got its signal.
+    const order = pm2.lines().filter((line) => /^(signal SIGINT|clean exit) /.test(line));
+    expect(
+      order.slice(0, 4).map((line) => line.split(' ')[0]),
+      order.join('\n'),
+    ).toEqual(Array(4).fill('signal'));
+    // And a generous bound on the whole: about one cleanup and the pm2 CLI's start (1.2 s idle, 3.8 s seen with every
+    // core busy); the figure itself belongs to the bench.
+    expect(took).toBeLessThan(10_000);
     expect(isAlive(god)).toBe(false);
     expect(existsSync(join(pm2.path, 'pm2.pid'))).toBe(false);
     // -v names the God daemon and the apps it stops.

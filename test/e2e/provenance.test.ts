@@ -3,14 +3,8 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GSUP, PRINTER, Run, fixture, gsupAsPid1, hostPidOfPid1, tempDir, unshareWorks } from '../helpers/gsup.js';
-import {
-  CAP_SYS_PTRACE,
-  DROP,
-  capEff,
-  dropWorks,
-  fixturesForAnyone,
-  gsupAsPid1WithDockerCaps,
-} from '../helpers/caps.js';
+import { CAP_SYS_PTRACE, DROP, capEff, dropWorks, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
+import { forAnyone } from '../helpers/anyone.js';
 import { allProcs, commandLine, waitFor } from '../helpers/proc.js';
 import { freePort, status } from '../helpers/net.js';
 
@@ -28,17 +22,9 @@ async function pid1(run: Run): Promise<number> {
 
 describe.skipIf(!dropWorks)('PID 1 with Docker’s capabilities, the command dropping to uid 65534', () => {
   it('a setsid daemon it leaves (its mark unreadable): gsup stays after the command exits 0, and the daemon gets exactly one SIGTERM at the stop', async () => {
-    const dir = fixturesForAnyone(['daemonize.js', 'printer.js']);
+    const dir = forAnyone({ fixtures: ['daemonize.js', 'printer.js'] });
     try {
-      const daemonize = [
-        process.execPath,
-        join(dir.path, 'daemonize.js'),
-        '--then',
-        'exit:0',
-        '--',
-        '--cleanup',
-        '100',
-      ];
+      const daemonize = [process.execPath, dir.fixture('daemonize.js'), '--then', 'exit:0', '--', '--cleanup', '100'];
       const run = gsupAsPid1WithDockerCaps(['-v', '--', ...DROP, ...daemonize]);
       await run.ready('daemon');
       const gsupPid = await pid1(run);

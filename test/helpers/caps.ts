@@ -1,8 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { GSUP, Run, fixture, unshareWorks, type RunOptions } from './gsup.js';
+import { readFileSync } from 'node:fs';
+import { GSUP, Run, unshareWorks, type RunOptions } from './gsup.js';
 
 // Docker's default capabilities (moby's oci/caps/defaults.go): no CAP_SYS_PTRACE, so root there
 // cannot read the environment of another user's process. podman's defaults are a subset of these.
@@ -56,20 +54,4 @@ export function capEff(pid: number): bigint {
   const hex = /^CapEff:\s+([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1];
   if (hex === undefined) throw new Error(`no CapEff for pid ${pid}`);
   return BigInt(`0x${hex}`);
-}
-
-/**
- * Copies of these fixtures where any user can read them (the checkout may not be), in a folder any user
- * can write to (mode 0777); `remove` deletes it.
- */
-export function fixturesForAnyone(names: string[]): { path: string; remove: () => void } {
-  const path = mkdtempSync(join(tmpdir(), 'gsup-anyone-'));
-  chmodSync(path, 0o777);
-  for (const name of names) {
-    copyFileSync(fixture(name), join(path, name));
-    chmodSync(join(path, name), 0o644);
-  }
-  writeFileSync(join(path, 'package.json'), '{ "type": "module" }\n');
-  chmodSync(join(path, 'package.json'), 0o644);
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }

@@ -236,7 +236,7 @@ export function killEverything(): number[] {
     for (const pid of announcedPids(run)) fixturePids.add(pid);
   }
   // A fixture pid that is gone may have been reused: only ours are touched.
-  const ours = [...fixturePids].filter((pid) => commandLine(pid).includes(ROOT));
+  const ours = [...fixturePids].filter(isOurs);
   roots.push(...ours);
   // One the test SIGKILLed itself may not be gone yet (a SIGKILL takes every thread down first): not left behind.
   const found = related(roots, ours).filter((proc) => proc.pid !== process.pid);
@@ -272,8 +272,21 @@ function dying(pid: number): boolean {
 
 /** Live processes of a run's tree right now (gsup's descendants and announced fixtures). */
 export function leftovers(run: Run): number[] {
-  const ours = announcedPids(run).filter((pid) => commandLine(pid).includes(ROOT));
+  const ours = announcedPids(run).filter(isOurs);
   return related(run.exit ? ours : [run.pid, ...ours]).map((proc) => proc.pid);
+}
+
+// The checkout, and the copies of it another user can read (helpers/anyone.ts): a fixture runs from either.
+const places = new Set([ROOT]);
+
+/** A copy of (part of) the checkout whose fixtures are ours (kept after its removal: the leak check comes later). */
+export function ownPlace(path: string): void {
+  places.add(path);
+}
+
+function isOurs(pid: number): boolean {
+  const line = commandLine(pid);
+  return [...places].some((place) => line.includes(place));
 }
 
 function commandLine(pid: number): string {

@@ -7,6 +7,10 @@ export const PM2 = join(ROOT, 'node_modules/.bin/pm2');
 export const PM2_RUNTIME = join(ROOT, 'node_modules/.bin/pm2-runtime');
 export const APP = join(ROOT, 'fixtures/app.js');
 
+// Homes not yet disposed of: a run cut short (the worker's exit before the hooks) still `pm2 kill`s their daemons.
+const live = new Set<Pm2Home>();
+process.once('exit', () => live.forEach((home) => home.dispose()));
+
 /** A PM2_HOME of its own for one test, and the app's signal log in it. Never ~/.pm2. */
 export class Pm2Home {
   readonly path: string;
@@ -18,6 +22,7 @@ export class Pm2Home {
     this.path = dir.path;
     this.remove = dir.remove;
     this.log = join(this.path, 'app.log');
+    live.add(this);
   }
 
   env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -53,6 +58,7 @@ export class Pm2Home {
 
   /** After each test (afterLeakCheck): `pm2 kill` for this home (a no-op when no daemon runs), then remove it. */
   dispose(): void {
+    live.delete(this);
     if (existsSync(join(this.path, 'pm2.pid')) || existsSync(join(this.path, 'rpc.sock'))) {
       try {
         execFileSync(process.execPath, [PM2, 'kill'], {

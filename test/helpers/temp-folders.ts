@@ -43,19 +43,28 @@ const ofFile: string[] = [];
 
 /**
  * A fresh folder for a test (tempDir() in helpers/gsup.ts), removed after the
- * test that made it (or, made outside a test, after the file). In the
- * machine's temp directory, not the file's own: a pm2 God daemon shows its
- * PM2_HOME in a title no longer than its first command line, and gsup knows
- * it by that title (src/engine/pm2/claims.ts): a home one folder deeper is cut.
+ * test that made it (or, made outside a test, after the file), whether it
+ * passed or failed, and at the worker's exit if the run was cut short. In the
+ * machine's temp directory (or `under`), not the file's own: a pm2 God daemon
+ * shows its PM2_HOME in a title no longer than its first command line, and
+ * gsup knows it by that title (src/engine/pm2/claims.ts): a home one folder
+ * deeper is cut.
  */
-export function testFolder(prefix: string): string {
-  const path = mkdtempSync(join(machineTmp, prefix));
+export function testFolder(prefix: string, under = machineTmp): string {
+  const path = mkdtempSync(join(under, prefix));
   (inTest ? ofTest : ofFile).push(path);
+  folders.add(path);
   return path;
 }
 
+/** The machine's temp directory, as the suite found it (not a test file's own TMPDIR). */
+export const machineTempDir = (): string => machineTmp;
+
 const remove = (paths: string[]) => {
-  for (const path of paths.splice(0)) rmSync(path, { recursive: true, force: true });
+  for (const path of paths.splice(0)) {
+    rmSync(path, { recursive: true, force: true });
+    folders.delete(path);
+  }
 };
 
 beforeEach(() => {

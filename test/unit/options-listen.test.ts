@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseCommandLine } from '../../src/options/cli-options.js';
+import * as flags from '../../src/options/flags.js';
 import { SETTINGS, withoutSettings } from '../../src/options/environment.js';
 import { ROOT } from '../helpers/gsup.js';
 
@@ -15,6 +16,27 @@ async function parse(argv: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('--listen and GSUP_LISTEN', () => {
+  it('`--listen VALUE` (repeated), `--`, a command: read without commander, as commander reads it', async () => {
+    const env = { GSUP_LISTEN_PRELOAD: '0', GSUP_SUBREAPER: '0' };
+    const readFlags = vi.spyOn(flags, 'readFlags');
+    const fast = await parse(['--listen', '8080', '--listen', 'admin=127.0.0.1:9000', '--', 'node', 'app.js'], env);
+    expect(readFlags).not.toHaveBeenCalled();
+    // The same through commander (`--listen=VALUE` is not the short way's).
+    const read = await parse(['--listen=8080', '--listen=admin=127.0.0.1:9000', '--', 'node', 'app.js'], env);
+    expect(readFlags).toHaveBeenCalledOnce();
+    expect(fast).toEqual(read);
+    expect(fast).toMatchObject({ command: 'node', args: ['app.js'], listenPreload: false, subreaper: false });
+    // Anything more is commander's: another option, a value like an option, no `--`.
+    for (const argv of [
+      ['--listen', '8080', '-v', '--', 'x'],
+      ['--listen', '-1', '--', 'x'],
+      ['--listen', '8080', 'x'],
+    ])
+      await parse(argv).catch(() => undefined);
+    expect(readFlags).toHaveBeenCalledTimes(4);
+    readFlags.mockRestore();
+  });
+
   it('repeatable, in order (fds 3…); GSUP_LISTEN a comma list; the flag wins', async () => {
     expect((await parse(['--listen', '8080', '--listen', 'admin=127.0.0.1:9000', 'x'])).listen).toEqual([
       { name: '8080', host: undefined, family: undefined, port: 8080 },

@@ -44,9 +44,10 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   const colon = text.lastIndexOf(':');
   if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
   const host = text.slice(0, colon);
+  // IPv4 first: node:net's IPv6 pattern is large, and compiling it is a start's cost (a few ms) when the host is v4.
+  if (isIPv4(host)) return withPort(text.slice(colon + 1), host, 4);
   if (isIPv6(host)) return 'an IPv6 address goes in brackets: [HOST]:PORT';
-  if (!isIPv4(host)) return `${JSON.stringify(host)} is no literal address (no name is looked up)`;
-  return withPort(text.slice(colon + 1), host, 4);
+  return `${JSON.stringify(host)} is no literal address (no name is looked up)`;
 }
 
 /** An IPv6 address a bind would refuse with a word that says little (EINVAL): why, or undefined. */

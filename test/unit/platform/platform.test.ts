@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,6 +9,7 @@ import { parseStat } from '../../../src/platform/linux/stat.js';
 import { environValue } from '../../../src/platform/linux/environ.js';
 import { parsePsLine, posixPlatform } from '../../../src/platform/posix/platform.js';
 import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/linux/koffi.js';
+import { forAnyone } from '../../helpers/anyone.js';
 import { ROOT } from '../../helpers/gsup.js';
 import { currentPlatform, isAlive, type ProcessInfo } from '../../../src/platform/index.js';
 import { waitFor } from '../../helpers/proc.js';
@@ -177,22 +178,17 @@ describe('/proc/PID/environ: one variable of the environment a process started w
 
   const setpriv = spawnSync('setpriv', ['--version']).status === 0 && process.getuid?.() === 0;
   it.skipIf(!setpriv)('unreadable (another user’s process, read without CAP_SYS_PTRACE): not absent', () => {
-    // Read as uid 65534: this process (root's) is not its to read.
-    const dir = mkdtempSync(join(tmpdir(), 'gsup-environ-'));
-    chmodSync(dir, 0o755);
-    const script = join(dir, 'read.mts');
-    const source = join(ROOT, 'src/platform/linux/environ.ts');
-    writeFileSync(
-      script,
-      `import { environValue } from ${JSON.stringify(source)};\n` +
-        `console.log(JSON.stringify(await environValue(${process.pid}, 'PATH')));\n`,
+    // Read as uid 65534: this process (root's) is not its to read. The reader bundled whole, where that user can
+    // read it (the checkout may sit in a folder only root can enter).
+    const reader =
+      `import { environValue } from ${JSON.stringify(join(ROOT, 'src/platform/linux/environ.ts'))};\n` +
+      `console.log(JSON.stringify(await environValue(${process.pid}, 'PATH')));\n`;
+    const copy = forAnyone({ bundles: { 'read.mjs': reader } });
+    const read = spawnSync(
+      'setpriv',
+      ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, join(copy.path, 'read.mjs')],
+      { encoding: 'utf8', cwd: '/' },
     );
-    const tsx = join(ROOT, 'node_modules/.bin/tsx');
-    const read = spawnSync('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', tsx, script], {
-      encoding: 'utf8',
-      cwd: '/',
-    });
-    rmSync(dir, { recursive: true, force: true });
     expect(read.stderr).toBe('');
     expect(JSON.parse(read.stdout)).toEqual({ found: 'unreadable', why: 'EACCES' });
   });
