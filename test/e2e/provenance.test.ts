@@ -113,11 +113,17 @@ async function timedStop(run: Run, gsupPid: number): Promise<{ code: number | nu
   return { code: exit.code, ms: Date.now() - sent };
 }
 
-/** gsup as uid 65534, PID 1 of a new PID namespace (`USER node` in a Dockerfile). */
-const gsupAsPid1Nobody = (args: string[]) =>
-  new Run('unshare', ['--pid', '--fork', '--mount-proc', ...DROP, process.execPath, GSUP, ...args], {
+/**
+ * gsup as uid 65534, PID 1 of a new PID namespace (`USER node` in a Dockerfile), from a copy that user can read
+ * (the checkout may sit in a folder only root can enter): the fixtures its arguments name are the copy's.
+ */
+const gsupAsPid1Nobody = (args: string[]) => {
+  const copy = forAnyone({ gsup: true, fixtures: ['printer.js', 'daemonize.js', 'reload-app.js'] });
+  const named = args.map((arg) => (arg.startsWith(fixture('')) ? copy.fixture(arg.slice(fixture('').length)) : arg));
+  return new Run('unshare', ['--pid', '--fork', '--mount-proc', ...DROP, process.execPath, copy.gsup, ...named], {
     namespaced: true,
   });
+};
 
 describe.skipIf(!dropWorks || !nsenterWorks)('PID 1: what gsup cannot signal, what entered from outside', () => {
   it('gsup as uid 65534, a root daemon `docker exec -u root` left: the stop ends in the app’s time, never signalling it', async () => {
