@@ -2,7 +2,7 @@ import { writeSync } from 'node:fs';
 import { createLogger, Logger } from './log.js';
 import { parseCommandLine, type CliOptions } from './options/cli-options.js';
 import { listen, type SignalInbox } from './inbox.js';
-import { EXIT_INTERNAL } from './engine/machine/exit-status.js';
+import { EXIT_INTERNAL } from './engine/machine/outcomes/exit-status.js';
 import { formatDuration } from './engine/machine/format.js';
 import { StatusBoard } from './engine/shell/status-board.js';
 import { supervise } from './engine/shell/supervisor.js';

@@ -1,6 +1,6 @@
 import type { LogFormat } from '../log.js';
-import { ON_EXIT_POLICIES } from '../engine/machine/on-exit.js';
-import { RESTART_MODES } from '../engine/machine/restart.js';
+import { ON_EXIT_POLICIES } from '../engine/machine/stop/on-exit.js';
+import { RESTART_MODES } from '../engine/machine/outcomes/restart.js';
 import { TARGET_MODES } from '../engine/tree/targets.js';
 import type { SignalName } from '../platform/index.js';
 import { DEFAULT_CONFIG, type SupervisorConfig } from '../engine/config/config.js';

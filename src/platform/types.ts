@@ -34,7 +34,7 @@ export type EnvironRead =
  * The moment of a send as the kernel keeps it: the clock, read right before
  * the send, and the pid counter, read right after it. A process that started
  * before `tick`, or whose pid was handed out by `lastPid`, existed when the
- * signal went (or was being forked: see machine/continuity.ts).
+ * signal went (or was being forked: see machine/ledger/continuity.ts).
  */
 export interface SendMoment {
   /** The time, in the unit of `ProcessInfo.startTime`, cut down to it as start times are. */

@@ -1,5 +1,5 @@
 import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machine/step.js';
-import type { Target } from '../../src/engine/machine/ledger.js';
+import type { Target } from '../../src/engine/machine/ledger/ledger.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 import { signalNumber } from '../../src/signals.js';
 import { reloadableSignals } from '../../src/engine/config/reload-signal.js';

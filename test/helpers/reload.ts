@@ -1,6 +1,6 @@
 import { initialState, step, type Effect, type Input, type State } from '../../src/engine/machine/step.js';
 import type { MachineConfig } from '../../src/engine/machine/step.js';
-import type { Target } from '../../src/engine/machine/ledger.js';
+import type { Target } from '../../src/engine/machine/ledger/ledger.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
 import type { Snapshot } from '../../src/engine/machine/values.js';
 import { factsWith, lookOf, routeTo } from './machine.js';

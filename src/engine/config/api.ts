@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { ConfigOptions } from './config.js';
 import type { Logger } from '../../log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
-import { spawnErrorMessage } from '../machine/exit-status.js';
+import { spawnErrorMessage } from '../machine/outcomes/exit-status.js';
 import type { SpawnedCommand, SpawnFunction } from '../children/spawn.js';
 import type { StatusBoard } from '../shell/status-board.js';
 import type { HeldSockets } from '../listen/held.js';

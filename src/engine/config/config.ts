@@ -2,8 +2,8 @@ import { constants } from 'node:os';
 import type { SignalName } from '../../platform/types.js';
 import { MAX_DURATION_MS, readDuration } from './duration.js';
 import type { HealthConfig } from '../health/probes.js';
-import { ON_EXIT_POLICIES, type OnExitPolicy } from '../machine/on-exit.js';
-import { RESTART_MODES, type RestartMode } from '../machine/restart.js';
+import { ON_EXIT_POLICIES, type OnExitPolicy } from '../machine/stop/on-exit.js';
+import { RESTART_MODES, type RestartMode } from '../machine/outcomes/restart.js';
 import { TARGET_MODES, type TargetMode } from '../tree/targets.js';
 import { reloadSignalProblem } from './reload-signal.js';
 

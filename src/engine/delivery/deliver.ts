@@ -1,5 +1,5 @@
 import type { GroupLeaver, Platform, ProcessInfo, SendMoment, SignalName } from '../../platform/index.js';
-import type { Target } from '../machine/ledger.js';
+import type { Target } from '../machine/ledger/ledger.js';
 
 /**
  * What one delivery sent, as sent: the groups that got the signal as groups
@@ -32,7 +32,7 @@ export function send(platform: Platform, targets: readonly Target[], signal: Sig
       continue;
     }
     const leader = target.members.find((info) => info.pid === target.pgid);
-    // The clock before the send, the pid counter after it: see existedAt (machine/continuity.ts).
+    // The clock before the send, the pid counter after it: see existedAt (machine/ledger/continuity.ts).
     const before = leader && moments ? platform.sendMoment?.() : undefined;
     if (leader && platform.signalGroup(leader, signal)) {
       const after = before && platform.sendMoment?.();

@@ -8,7 +8,7 @@ import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Looks } from '../tree/looks.js';
 import type { ProcessTree } from '../tree/tree.js';
 import type { Pm2Manager, Pm2Route, Snapshot } from '../machine/values.js';
-import { restrictTargets, type Target } from '../machine/ledger.js';
+import { restrictTargets, type Target } from '../machine/ledger/ledger.js';
 
 // A snapshot this young is fresh enough to route a forwarded signal beyond the command's group.
 const FRESH_MS = 50;

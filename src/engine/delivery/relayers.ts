@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { ProcessInfo } from '../../platform/index.js';
-import { processKey } from '../machine/ledger.js';
+import { processKey } from '../machine/ledger/ledger.js';
 import { programWords } from '../pm2/claims.js';
 import type { CommandLines } from '../tree/command-lines.js';
 
@@ -12,7 +12,7 @@ import type { CommandLines } from '../tree/command-lines.js';
  * (which sends its child SIGTERM, then SIGINT, on its own). The watchers stay
  * after their child (they wait for a change). Which processes are relayers is
  * told here, by their command lines; what a stop does with them is the
- * ledger's (machine/ledger.ts: left out while their child has the signal,
+ * ledger's (machine/ledger/ledger.ts: left out while their child has the signal,
  * sent it alone once it is gone).
  */
 export function isRelayer(commandLine: string): boolean {

@@ -9,8 +9,8 @@ import type { Pm2Supervision } from '../pm2/daemons.js';
 import type { Effect } from '../machine/state.js';
 import type { CommandRun } from '../children/run.js';
 import type { CommandExit, Snapshot } from '../machine/values.js';
-import type { RetireCause } from '../machine/run.js';
-import { membersOf, processKey, type Target } from '../machine/ledger.js';
+import type { RetireCause } from '../machine/runs/run.js';
+import { membersOf, processKey, type Target } from '../machine/ledger/ledger.js';
 
 /** What a stop round sent: the signals (for /metrics), and the groups the stop signal went to as groups. */
 export interface RoundSent {

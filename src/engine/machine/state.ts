@@ -1,8 +1,8 @@
 import type { ProcessInfo, SignalName } from '../../platform/types.js';
-import type { GroupSent } from './continuity.js';
-import type { OnExitPolicy } from './on-exit.js';
-import { firstRestartState, type RestartMode, type RestartState } from './restart.js';
-import type { Ledger, Target } from './ledger.js';
+import type { GroupSent } from './ledger/continuity.js';
+import type { OnExitPolicy } from './stop/on-exit.js';
+import { firstRestartState, type RestartMode, type RestartState } from './outcomes/restart.js';
+import type { Ledger, Target } from './ledger/ledger.js';
 import {
   NO_RELOADS,
   type Beside,
@@ -11,10 +11,21 @@ import {
   type RetireCause,
   type Run,
   type SampleWhy,
-} from './run.js';
+} from './runs/run.js';
 import type { CommandExit, Pm2Manager, Route, Snapshot } from './values.js';
 
-export type { AppWord, Beside, HeldInput, Reloads, Run, RunHeld, SampleWhy, Taker, TellWord, Told } from './run.js';
+export type {
+  AppWord,
+  Beside,
+  HeldInput,
+  Reloads,
+  Run,
+  RunHeld,
+  SampleWhy,
+  Taker,
+  TellWord,
+  Told,
+} from './runs/run.js';
 export type { Route } from './values.js';
 
 // The machine's values: its state (the phase with its data), what happens to

@@ -1,19 +1,26 @@
 import type { SignalName } from '../../platform/types.js';
-import { afterExit, childGone, commandExit, DAEMON_POLL_MS } from './after-exit.js';
-import { fault, swept } from './end.js';
+import { afterExit, childGone, commandExit, DAEMON_POLL_MS } from './stop/after-exit.js';
+import { fault, swept } from './stop/end.js';
 import { formatDuration } from './format.js';
-import { connsHeard, drainGone, drainLimit } from './drain.js';
-import { heard, looked as heldLooked, openAtStart, shutOpen } from './held.js';
-import { untakenDue, untakenSampled, warnUntaken } from './untaken.js';
-import { MAX_KILL_MS, STOP_POLL_MS } from './pace.js';
-import { done, ending, finish, log, spawn, sumBehind } from './outcomes.js';
-import { appSaid, readyTimedOut } from './ready-word.js';
-import { besideExit, nextListened, nextSampled, nextTimedOut, reloadSignal, settleReload } from './reload.js';
-import { retireChildGone, retireExit, retireKillTimeout, retireLooked, retireWithTree, retiringOf } from './retire.js';
+import { connsHeard, drainGone, drainLimit } from './runs/drain.js';
+import { heard, looked as heldLooked, openAtStart, shutOpen } from './held/held.js';
+import { untakenDue, untakenSampled, warnUntaken } from './held/untaken.js';
+import { MAX_KILL_MS, STOP_POLL_MS } from './ledger/pace.js';
+import { done, ending, finish, log, spawn, sumBehind } from './outcomes/outcomes.js';
+import { appSaid, readyTimedOut } from './stop/ready-word.js';
+import { besideExit, nextListened, nextSampled, nextTimedOut, reloadSignal, settleReload } from './runs/reload.js';
+import {
+  retireChildGone,
+  retireExit,
+  retireKillTimeout,
+  retireLooked,
+  retireWithTree,
+  retiringOf,
+} from './runs/retire.js';
 import { probesCount, runOn } from './queries.js';
-import { sendRound } from './round.js';
+import { sendRound } from './ledger/round.js';
 import type { Effect, Facts, In, Input, Out, State, TimerName } from './state.js';
-import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop-sequence.js';
+import { beginKilling, beginStop, endStop, newStop, roundSent, sendStop, stopSignal } from './stop/stop-sequence.js';
 import type { CommandExit } from './values.js';
 
 // Every decision of a supervision, as one pure function: step(state, input, facts) → { state, effects }.

@@ -1,5 +1,5 @@
 import type { ProcessInfo, SignalName } from '../../platform/types.js';
-import type { Target } from './ledger.js';
+import type { Target } from './ledger/ledger.js';
 
 // The values the pure step speaks of, defined here so that machine/ imports nothing of the rooms that act on
 // the world (they import these from here): how the command ended, what a look found, a pm2 route, the health verdict.

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import type { EnvironRead, Platform, ProcessInfo } from '../../platform/index.js';
 import { MARK_VARIABLE } from '../tree/provenance.js';
-import { processKey } from '../machine/ledger.js';
+import { processKey } from '../machine/ledger/ledger.js';
 
 // A read of a daemon's environment that takes longer than this is not waited for: not proven at this look.
 const READ_MS = 500;

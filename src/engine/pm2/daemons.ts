@@ -7,7 +7,7 @@ import { GodProof } from './proof.js';
 import { describePm2Effect, describeSignal } from '../machine/format.js';
 import type { ProcessTree } from '../tree/tree.js';
 import type { Pm2Manager, Pm2Proof, Pm2Route, Snapshot } from '../machine/values.js';
-import { processKey, restrictTargets, type Target } from '../machine/ledger.js';
+import { processKey, restrictTargets, type Target } from '../machine/ledger/ledger.js';
 
 export { runsPm2Cli } from './claims.js';
 export { findPm2Cli } from './pm2-cli.js';

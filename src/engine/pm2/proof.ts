@@ -6,7 +6,7 @@ import { readSmallRegularFile } from '../../platform/small-file.js';
 import { isPm2Cli, titleNames, type TitleHome } from './claims.js';
 import type { Pm2Proof, Snapshot } from '../machine/values.js';
 import { DaemonHomes } from './daemon-home.js';
-import { processKey } from '../machine/ledger.js';
+import { processKey } from '../machine/ledger/ledger.js';
 
 // A pid file larger than this is no pm2 pid file.
 const PID_FILE_MAX = 64;

@@ -1,5 +1,5 @@
 import type { SignalName } from '../../platform/types.js';
-import { readiness, type Readiness } from '../machine/readiness.js';
+import { readiness, type Readiness } from '../machine/runs/readiness.js';
 import type { State } from '../machine/state.js';
 import type { HealthState } from '../machine/values.js';
 

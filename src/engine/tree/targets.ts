@@ -1,9 +1,9 @@
 import type { ProcessInfo } from '../../platform/index.js';
-import { membersOf, type Target } from '../machine/ledger.js';
+import { membersOf, type Target } from '../machine/ledger/ledger.js';
 import type { Snapshot } from '../machine/values.js';
 
 // Who gets a signal: pure functions of a snapshot, no process touched. (What a target is, and who has had the
-// stop signal, is the machine's: machine/ledger.ts.)
+// stop signal, is the machine's: machine/ledger/ledger.ts.)
 
 export type TargetMode = 'group' | 'child' | 'tree';
 export const TARGET_MODES: readonly TargetMode[] = ['group', 'child', 'tree'];

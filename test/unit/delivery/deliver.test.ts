@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeSent, send } from '../../../src/engine/delivery/deliver.js';
 import type { ProcessInfo, SignalName } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
-import type { Target } from '../../../src/engine/machine/ledger.js';
+import type { Target } from '../../../src/engine/machine/ledger/ledger.js';
 
 // One signal to planned targets, each through its identity, on a fake platform that records every call.
 

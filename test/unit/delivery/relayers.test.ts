@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isRelayer, Relayers } from '../../../src/engine/delivery/relayers.js';
 import { CommandLines } from '../../../src/engine/tree/command-lines.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
-import { processKey } from '../../../src/engine/machine/ledger.js';
+import { processKey } from '../../../src/engine/machine/ledger/ledger.js';
 
 describe('relayers', () => {
   it('recognises tsx by its command line, read ahead once per process; one not read yet is none', async () => {

@@ -8,10 +8,10 @@ import {
   type State,
 } from '../../../src/engine/machine/step.js';
 import { besideEnds } from '../../../src/engine/machine/queries.js';
-import { retireRoundSignal } from '../../../src/engine/machine/retire.js';
-import { stopRoundSignal } from '../../../src/engine/machine/stop-sequence.js';
+import { retireRoundSignal } from '../../../src/engine/machine/runs/retire.js';
+import { stopRoundSignal } from '../../../src/engine/machine/stop/stop-sequence.js';
 import type { TimerName } from '../../../src/engine/machine/state.js';
-import type { Target } from '../../../src/engine/machine/ledger.js';
+import type { Target } from '../../../src/engine/machine/ledger/ledger.js';
 import type { ProcessInfo } from '../../../src/platform/index.js';
 import { lookOf, routeTo } from '../../helpers/machine.js';
 import { facts } from '../../helpers/reload.js';

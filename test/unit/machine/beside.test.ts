@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, type Input } from '../../../src/engine/machine/step.js';
 import { besideEnds } from '../../../src/engine/machine/queries.js';
-import { readiness } from '../../../src/engine/machine/readiness.js';
-import { MAX_KILL_MS } from '../../../src/engine/machine/pace.js';
+import { readiness } from '../../../src/engine/machine/runs/readiness.js';
+import { MAX_KILL_MS } from '../../../src/engine/machine/ledger/pace.js';
 import { lookOf } from '../../helpers/machine.js';
 import { exited, feed, kinds, logged, looked, reload, said } from '../../helpers/reload.js';
 import { retiring as retiringState, timer } from '../../helpers/reload.js';

@@ -8,9 +8,9 @@ import {
   type State,
 } from '../../../src/engine/machine/step.js';
 import type { Stop } from '../../../src/engine/machine/state.js';
-import { EMPTY_LEDGER } from '../../../src/engine/machine/ledger.js';
-import { isWrapper } from '../../../src/engine/machine/exit-status.js';
-import { readiness } from '../../../src/engine/machine/readiness.js';
+import { EMPTY_LEDGER } from '../../../src/engine/machine/ledger/ledger.js';
+import { isWrapper } from '../../../src/engine/machine/outcomes/exit-status.js';
+import { readiness } from '../../../src/engine/machine/runs/readiness.js';
 import { factsWith, looked, routeTo } from '../../helpers/machine.js';
 import type { ProcessInfo } from '../../../src/platform/index.js';
 import type { CommandExit } from '../../../src/engine/machine/values.js';
@@ -86,13 +86,13 @@ const INPUTS: Input[] = [
   { kind: 'swept', notYet: 0 },
   { kind: 'swept', notYet: 2 },
   { kind: 'fault', message: 'boom' },
-  // --listen (test/unit/machine/held.test.ts has their decisions)
+  // --listen (test/unit/machine/held/held.test.ts has their decisions)
   { kind: 'socket-taken', run: 1, name: 'web', pid: 600, seen: 'word' },
   { kind: 'socket-closed', run: 1, name: 'web', pid: 600 },
   { kind: 'report-closed', run: 1 },
   { kind: 'sockets-checked', run: 2, lost: [] },
   { kind: 'sockets-checked', run: 2, lost: ['web'] },
-  // --reload-signal (test/unit/machine/reload.test.ts has their decisions, and every input during a reload)
+  // --reload-signal (test/unit/machine/runs/reload.test.ts has their decisions, and every input during a reload)
   { kind: 'reload', reason: 'SIGHUP received' },
   { kind: 'round-sent', run: 1, groups: [{ pgid: 600, moment: { tick: 700, lastPid: 600, pidMax: 32_768 } }] },
   ...(['next-ready-timeout', 'retire-kill-timeout'] as const).map((name): Input => ({ kind: 'timer', name })),

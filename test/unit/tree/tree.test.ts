@@ -3,7 +3,7 @@ import { CommandLines } from '../../../src/engine/tree/command-lines.js';
 import { roots, units } from '../../../src/engine/tree/targets.js';
 import { ProcessTree } from '../../../src/engine/tree/tree.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
-import { restrictTargets, unreached, type Target } from '../../../src/engine/machine/ledger.js';
+import { restrictTargets, unreached, type Target } from '../../../src/engine/machine/ledger/ledger.js';
 
 const GSUP = 100;
 
