@@ -64,7 +64,7 @@ await build({
   ...common,
   plugins: [filesApart],
   // exec-tty: gsup's own `setsid -c`, run by node where the image has no setsid(1).
-  entryPoints: { cli: 'src/cli.ts', 'exec-tty': 'src/platform/linux/exec-tty.ts' },
+  entryPoints: { cli: 'src/cli.ts', 'exec-tty': 'src/platform/linux/process/exec-tty.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',

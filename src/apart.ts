@@ -1,6 +1,6 @@
 import { FIRST_FD, handedCount, REPORT_FD } from './engine/listen/wire.js';
-import { execNodeAgain, ownStartTime } from './platform/linux/reexec.js';
-import { loadMarker } from './platform/linux/stop-handover.js';
+import { execNodeAgain, ownStartTime } from './platform/linux/process/reexec.js';
+import { loadMarker } from './platform/linux/process/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 
 /**

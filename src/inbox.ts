@@ -1,5 +1,5 @@
 import type { Carried } from './apart.js';
-import { handOverStopSignals } from './platform/linux/stop-handover.js';
+import { handOverStopSignals } from './platform/linux/process/stop-handover.js';
 import type { SignalName } from './platform/types.js';
 import { forwardableSignals } from './signals.js';
 

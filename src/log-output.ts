@@ -1,5 +1,5 @@
 import { raisedOwnSigpipe } from './platform/sigpipe.js';
-import { stderrPut, type Put } from './platform/linux/stderr.js';
+import { stderrPut, type Put } from './platform/linux/process/stderr.js';
 
 // While stderr does not drain (a full pipe, a terminal in XOFF), lines wait
 // here, this many at most; the rest are counted, and the count said where
@@ -20,7 +20,7 @@ export interface LogOutput {
   flush(timeoutMs: number): Promise<void>;
 }
 
-/** stderr, never waited for: lines wait in a bounded queue instead (see platform/linux/stderr.ts for how). */
+/** stderr, never waited for: lines wait in a bounded queue instead (see platform/linux/process/stderr.ts for how). */
 export class StderrOutput implements LogOutput {
   broken = false;
   private put?: Put;

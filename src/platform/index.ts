@@ -19,7 +19,7 @@ export type {
 } from './types.js';
 export type { BoundSocket, HandedSocket, HeldSocketCalls, ListenSpec } from './held-sockets.js';
 export { isAlive } from './types.js';
-export type { MemoryCgroup, OomReading } from './linux/cgroup.js';
+export type { MemoryCgroup, OomReading } from './linux/proc/cgroup.js';
 
 /**
  * The platform of this machine: /proc where there is one, `ps` on other POSIX

@@ -1,4 +1,4 @@
-import type { MemoryCgroup, OomReading } from './linux/cgroup.js';
+import type { MemoryCgroup, OomReading } from './linux/proc/cgroup.js';
 import type { HeldSocketCalls } from './held-sockets.js';
 
 /** One process as the platform sees it at the time of a snapshot. */

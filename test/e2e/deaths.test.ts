@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, writeFileSync }
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ownMemoryCgroup, readMemoryCgroup } from '../../src/platform/linux/cgroup.js';
+import { ownMemoryCgroup, readMemoryCgroup } from '../../src/platform/linux/proc/cgroup.js';
 import { GSUP, PRINTER, Run, fixture, gsup, tempDir } from '../helpers/gsup.js';
 import { afterLeakCheck } from '../helpers/leaks.js';
 import { freePort } from '../helpers/net.js';

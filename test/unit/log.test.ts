@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { colorWanted, escapeControls, Logger } from '../../src/log.js';
 import { StderrOutput } from '../../src/log-output.js';
 import { raisedOwnSigpipe, takeOwnSigpipe } from '../../src/platform/sigpipe.js';
-import { stderrPut, type Put } from '../../src/platform/linux/stderr.js';
+import { stderrPut, type Put } from '../../src/platform/linux/process/stderr.js';
 
 // What the tree controls (a command line, a title, a probe's output) in a log line: escaped, never acted on.
 const FORGED = 'app \u001b[2J\u001b]0;title\u0007\r\n[gsup] forged\tline\u0000\u007f\u009b31m';

@@ -1,4 +1,4 @@
-import { EXEC_CHANNEL, EXEC_KEEP, EXEC_STEPS, NODE_OPTIONS_PASSED } from '../../platform/linux/exec-tty-env.js';
+import { EXEC_CHANNEL, EXEC_KEEP, EXEC_STEPS, NODE_OPTIONS_PASSED } from '../../platform/linux/process/exec-tty-env.js';
 
 /** What comes between the spawn and the command's exec: argv before the command, and the environment. */
 export interface ExecSteps {

@@ -1,16 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { close, existsSync, open, read, readdirSync } from 'node:fs';
-import { readInfo, readSmallFile } from './stat.js';
+import { readInfo, readSmallFile } from './proc/stat.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
 import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './native.js';
 import { trimMalloc, widenSignalPipe } from './native.js';
-import { environValue } from './environ.js';
-import { sendMoment } from './moment.js';
-import { leftGroup } from './leavers.js';
-import { processUser, signalDenied } from './credentials.js';
-import { ownMemoryCgroup, readMemoryCgroup } from './cgroup.js';
+import { environValue } from './proc/environ.js';
+import { sendMoment } from './proc/moment.js';
+import { leftGroup } from './proc/leavers.js';
+import { processUser, signalDenied } from './proc/credentials.js';
+import { ownMemoryCgroup, readMemoryCgroup } from './proc/cgroup.js';
 import {
   adoptOrphans,
   askParentDeathSignal,
@@ -19,10 +19,10 @@ import {
   ownChildren,
   reapOne,
   reapZombies,
-} from './reaping.js';
-import { openNotifySocket } from './notify-socket.js';
-import { heldSocketCalls } from './sockets.js';
-import { socketTakers } from './socket-takers.js';
+} from './process/reaping.js';
+import { openNotifySocket } from './sockets/notify-socket.js';
+import { heldSocketCalls } from './sockets/sockets.js';
+import { socketTakers } from './sockets/socket-takers.js';
 import { ownedTerminal } from '../terminal.js';
 import { onPath } from '../which.js';
 import { sendSignal, watchSigchld } from '../kill.js';

@@ -10,7 +10,7 @@ import {
   parseProcCgroup,
   type MemoryCgroup,
   type OomReading,
-} from '../../../src/platform/linux/cgroup.js';
+} from '../../../src/platform/linux/proc/cgroup.js';
 import { terminationMessage, TerminationNotes, truncateUtf8 } from '../../../src/termination.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 

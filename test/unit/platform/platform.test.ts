@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { linuxPlatform } from '../../../src/platform/linux/platform.js';
-import { parseStat } from '../../../src/platform/linux/stat.js';
-import { environValue } from '../../../src/platform/linux/environ.js';
+import { parseStat } from '../../../src/platform/linux/proc/stat.js';
+import { environValue } from '../../../src/platform/linux/proc/environ.js';
 import { parsePsLine, posixPlatform } from '../../../src/platform/posix/platform.js';
 import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/linux/koffi.js';
 import { forAnyone } from '../../helpers/anyone.js';
@@ -181,7 +181,7 @@ describe('/proc/PID/environ: one variable of the environment a process started w
     // Read as uid 65534: this process (root's) is not its to read. The reader bundled whole, where that user can
     // read it (the checkout may sit in a folder only root can enter).
     const reader =
-      `import { environValue } from ${JSON.stringify(join(ROOT, 'src/platform/linux/environ.ts'))};\n` +
+      `import { environValue } from ${JSON.stringify(join(ROOT, 'src/platform/linux/proc/environ.ts'))};\n` +
       `console.log(JSON.stringify(await environValue(${process.pid}, 'PATH')));\n`;
     const copy = forAnyone({ bundles: { 'read.mjs': reader } });
     const read = spawnSync(

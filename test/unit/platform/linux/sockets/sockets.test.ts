@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readSync, writeSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { heldSocketCalls as calls } from '../../../src/platform/linux/sockets.js';
-import { socketTakers } from '../../../src/platform/linux/socket-takers.js';
-import type { BoundSocket, ListenSpec } from '../../../src/platform/index.js';
-import { freePort } from '../../helpers/net.js';
+import { heldSocketCalls as calls } from '../../../../../src/platform/linux/sockets/sockets.js';
+import { socketTakers } from '../../../../../src/platform/linux/sockets/socket-takers.js';
+import type { BoundSocket, ListenSpec } from '../../../../../src/platform/index.js';
+import { freePort } from '../../../../helpers/net.js';
 
 // Held sockets through libc, for real (Linux): bound and listening outside libuv, the kernel's queue, a holder's
 // shutdown() seen, the shutdown at the end, the report channel's socketpair, and who takes a socket.

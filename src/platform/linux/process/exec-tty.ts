@@ -1,5 +1,5 @@
 import { EXEC_CHANNEL, EXEC_KEEP, EXEC_STEPS, NODE_OPTIONS_PASSED } from './exec-tty-env.js';
-import { execCommand } from './native.js';
+import { execCommand } from '../native.js';
 
 // gsup's own exec helper (its own bundle, run by node): `setsid -c COMMAND ARGS…` where the image has no
 // setsid(1), so the command's new session still gets gsup's terminal; and, where there is no shell, the

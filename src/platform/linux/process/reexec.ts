@@ -1,5 +1,5 @@
 import { fstatSync, readFileSync } from 'node:fs';
-import { loadKoffi, loadLibc } from './koffi.js';
+import { loadKoffi, loadLibc } from '../koffi.js';
 
 const F_SETFD = 2;
 const FD_CLOEXEC = 1;

@@ -1,6 +1,6 @@
 import { openSync, readSync } from 'node:fs';
 import { uptime } from 'node:os';
-import type { SendMoment } from '../types.js';
+import type { SendMoment } from '../../types.js';
 import { readSmallFile } from './stat.js';
 
 // The moment of a send as the kernel keeps it: the clock tick start times are counted in, and the last pid

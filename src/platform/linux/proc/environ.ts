@@ -1,5 +1,5 @@
 import { close, open, read } from 'node:fs';
-import type { EnvironRead } from '../types.js';
+import type { EnvironRead } from '../../types.js';
 import { readProcFile } from './proc-read.js';
 
 // An environment larger than this is not searched further.

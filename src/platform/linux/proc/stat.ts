@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { ProcessInfo } from '../types.js';
+import type { ProcessInfo } from '../../types.js';
 
 // /proc/PID/stat, read and parsed from its bytes: a look reads it for every process on the machine, and the
 // signal path for each target, so neither makes a string but the name.

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { leftGroup, signalState } from '../../../src/platform/linux/leavers.js';
-import { readInfo } from '../../../src/platform/linux/stat.js';
-import type { ProcessInfo } from '../../../src/platform/index.js';
-import { waitFor } from '../../helpers/proc.js';
+import { leftGroup, signalState } from '../../../../../src/platform/linux/proc/leavers.js';
+import { readInfo } from '../../../../../src/platform/linux/proc/stat.js';
+import type { ProcessInfo } from '../../../../../src/platform/index.js';
+import { waitFor } from '../../../../helpers/proc.js';
 
 // Right after a group send: the members planned for it found outside the group, and the signal in each
 // (/proc/PID/status), read from real processes.

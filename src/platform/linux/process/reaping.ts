@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
-import { load, nativeFailure, type Libc } from './native.js';
-import { liveGroup, readInfo } from './stat.js';
-import type { ReapedChild, ReapResult } from '../types.js';
+import { load, nativeFailure, type Libc } from '../native.js';
+import { liveGroup, readInfo } from '../proc/stat.js';
+import type { ReapedChild, ReapResult } from '../../types.js';
 
 // Orphans reparented to gsup (PID 1, subreaper), reaped O(1) each through
 // waitid/waitpid: never waitpid(-1), which would take the command's status

@@ -1,6 +1,6 @@
 import { readProcFile } from './proc-read.js';
 import { readSmallFile } from './stat.js';
-import type { ProcessUser } from '../types.js';
+import type { ProcessUser } from '../../types.js';
 
 // The Uid and Gid lines sit near the top of /proc/PID/status.
 const STATUS_BYTES = 4096;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { environValue, OVERWRITTEN } from '../../../src/platform/linux/environ.js';
-import { waitFor } from '../../helpers/proc.js';
+import { environValue, OVERWRITTEN } from '../../../../../src/platform/linux/proc/environ.js';
+import { waitFor } from '../../../../helpers/proc.js';
 
 // A daemon that sets its title by writing over its argv (perl's $0, nginx, php-fpm, redis, setproctitle) writes
 // over the environment that follows it too: what /proc/PID/environ then shows is no environment, and its mark

@@ -1,8 +1,8 @@
 import { mkdtempSync, read, rmSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { load, nativeFailure } from './native.js';
-import type { NotifySocket } from '../types.js';
+import { load, nativeFailure } from '../native.js';
+import type { NotifySocket } from '../../types.js';
 
 // systemd's sd_notify protocol: the app sends `READY=1` (and other
 // assignments, one a line) as datagrams to the AF_UNIX SOCK_DGRAM socket

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
-import { limitMallocArenas, loadKoffi, loadLibc } from './koffi.js';
+import { limitMallocArenas, loadKoffi, loadLibc } from '../koffi.js';
 import { swallowedStopSignal } from './startup.js';
-import type { SignalName } from '../types.js';
+import type { SignalName } from '../../types.js';
 
 /**
  * Installs gsup's SIGTERM/SIGINT handlers (`install`) in place of Node's

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import type { SignalName } from '../types.js';
+import type { SignalName } from '../../types.js';
 
 /**
  * A stop signal that Node's own start-up handler took before gsup's first

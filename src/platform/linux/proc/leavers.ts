@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { isAlive, type GroupLeaver, type ProcessInfo, type SignalName } from '../types.js';
+import { isAlive, type GroupLeaver, type ProcessInfo, type SignalName } from '../../types.js';
 import { readInfo, readSmallFile } from './stat.js';
 
 // Right after a group send: which of the members planned for it are outside the group now (they left it with

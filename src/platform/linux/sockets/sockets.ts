@@ -1,8 +1,8 @@
 import { fstatSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { errnoName, load, loadedLibrary, nativeFailure } from './native.js';
-import { readSmallRegularFile } from '../small-file.js';
-import type { HeldSocketCalls, ListenSpec } from '../held-sockets.js';
+import { errnoName, load, loadedLibrary, nativeFailure } from '../native.js';
+import { readSmallRegularFile } from '../../small-file.js';
+import type { HeldSocketCalls, ListenSpec } from '../../held-sockets.js';
 
 // Held sockets (--listen): TCP sockets bound and listening through libc, never through libuv, so that
 // gsup never accepts on them and they stay out of its event loop. Bound here only where used: nothing

@@ -1,6 +1,6 @@
 import { constants, fstatSync, openSync, writeSync, type Stats } from 'node:fs';
-import { loadKoffi, loadLibc } from './koffi.js';
-import { raisedOwnSigpipe } from '../sigpipe.js';
+import { loadKoffi, loadLibc } from '../koffi.js';
+import { raisedOwnSigpipe } from '../../sigpipe.js';
 
 // How gsup writes its log lines to stderr without ever waiting for the
 // reader. fd 2's open file description is shared with the command, so

@@ -1,5 +1,5 @@
 import { readdir, readlink } from 'node:fs';
-import { readProcFile } from './proc-read.js';
+import { readProcFile } from '../proc/proc-read.js';
 
 // Who takes a held socket, as the kernel shows it (for a run whose processes say nothing of it: no preload,
 // a native server): a process that watches the socket in an epoll set (Node, Go, Rust, nginx, asyncio), or
