@@ -2,9 +2,9 @@
 'use strict';
 // First of all, before any module of gsup's loads: every signal gsup forwards (or reloads on) is caught and held,
 // so that none in these milliseconds ends gsup by its default action (a SIGHUP: 129). The inbox takes them over,
-// in order (src/inbox.ts). SIGTERM and SIGINT are left to Node's start-up handler until the inbox hands them over
-// (stop-handover.ts); SIGKILL, SIGSTOP and SIGCHLD are none of these (src/signals.ts: forwardableSignals). What is
-// left is Node's own start-up, before this line (docs/limits.md).
+// in order (src/cli/inbox.ts). SIGTERM and SIGINT are left to Node's start-up handler until the inbox hands them
+// over (stop-handover.ts); SIGKILL, SIGSTOP and SIGCHLD are none of these (src/platform/signals.ts:
+// forwardableSignals). What is left is Node's own start-up, before this line (docs/limits.md).
 const early = { held: [], taken: false };
 const hold = (signal) => early.taken || early.held.push(signal);
 const byNumber = new Map();

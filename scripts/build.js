@@ -23,7 +23,7 @@ const common = {
 // only when the command line has options of gsup's own.
 // The signal inbox too: bin/gsup.cjs loads it first (after the loader, code-cache.cjs), so that no signal
 // finds gsup without a handler while the rest loads; the CLI shares that instance.
-// flags.cjs comes through the loader, with its code cache (src/code-cache.ts).
+// flags.cjs comes through the loader, with its code cache (src/cli/code-cache.ts).
 const filesApart = {
   name: 'files-apart',
   setup(build) {
@@ -39,7 +39,7 @@ const filesApart = {
 };
 // import.meta.url in a CommonJS bundle: where koffi is looked for (beside this file).
 // import() as require(): in a CommonJS file import() starts the ES module loader, which costs, and in a
-// bundle compiled by node:vm (src/code-cache.ts) it has no loader to call at all.
+// bundle compiled by node:vm (src/cli/code-cache.ts) it has no loader to call at all.
 const moduleUrl = {
   supported: { 'dynamic-import': false },
   define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
@@ -47,14 +47,14 @@ const moduleUrl = {
 };
 await build({
   ...common,
-  entryPoints: { 'code-cache': 'src/code-cache.ts' },
+  entryPoints: { 'code-cache': 'src/cli/code-cache.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',
 });
 await build({
   ...common,
-  entryPoints: { flags: 'src/options/flags.ts', inbox: 'src/inbox.ts' },
+  entryPoints: { flags: 'src/options/flags.ts', inbox: 'src/cli/inbox.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',
@@ -64,7 +64,7 @@ await build({
   ...common,
   plugins: [filesApart],
   // exec-tty: gsup's own `setsid -c`, run by node where the image has no setsid(1).
-  entryPoints: { cli: 'src/cli.ts', 'exec-tty': 'src/platform/linux/process/exec-tty.ts' },
+  entryPoints: { cli: 'src/cli/cli.ts', 'exec-tty': 'src/platform/linux/process/exec-tty.ts' },
   outExtension: { '.js': '.cjs' },
   outdir: 'dist',
   format: 'cjs',
@@ -95,7 +95,7 @@ await build({
   },
 });
 // ASCII only: esbuild escapes the rest in strings and names, not in the comments it keeps; escaped
-// there too, a bundle reads as latin1, twice as fast as UTF-8 (src/code-cache.ts).
+// there too, a bundle reads as latin1, twice as fast as UTF-8 (src/cli/code-cache.ts).
 for (const name of ['code-cache', 'inbox', 'cli', 'flags']) {
   const file = new URL(`dist/${name}.cjs`, root);
   const text = readFileSync(file, 'utf8');

@@ -1,7 +1,7 @@
 'use strict';
 // Run by the build (scripts/build.js): one start of gsup as bin/gsup.cjs does
 // it, `gsup [FLAG] -- node -e 0`, then V8's code cache of each bundle it
-// loaded, written beside it (src/code-cache.ts). `cli`: the inbox and the CLI;
+// loaded, written beside it (src/cli/code-cache.ts). `cli`: the inbox and the CLI;
 // `flags`: with an option of gsup's own, for commander's bundle (flags.cjs).
 const { join } = require('node:path');
 const { loadBundle, loadedBundles, writeCodeCache } = require('../dist/code-cache.cjs');

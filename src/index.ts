@@ -6,4 +6,4 @@ export type { RestartMode } from './engine/machine/outcomes/restart.js';
 export type { SpawnFunction, SpawnOptions, SpawnedCommand } from './engine/children/spawn.js';
 export type { CommandExit } from './engine/machine/values.js';
 export type { Platform, ProcessInfo, SignalName } from './platform/index.js';
-export { Logger, createLogger, type LoggerOptions, type LogFormat } from './log.js';
+export { Logger, createLogger, type LoggerOptions, type LogFormat } from './output/log.js';

@@ -1,4 +1,4 @@
-import type { LogFormat } from '../log.js';
+import type { LogFormat } from '../output/log.js';
 import { ON_EXIT_POLICIES } from '../engine/machine/stop/on-exit.js';
 import { RESTART_MODES } from '../engine/machine/outcomes/restart.js';
 import { TARGET_MODES } from '../engine/tree/targets.js';

@@ -1,6 +1,6 @@
 import { constants } from 'node:os';
 import type { SignalName } from '../platform/types.js';
-import { NOT_FORWARDED, signalName, signalNumber } from '../signals.js';
+import { NOT_FORWARDED, signalName, signalNumber } from '../platform/signals.js';
 import { quoted, UsageError } from './errors.js';
 
 /** `TERM`, `SIGTERM`, `term` or `15` → `SIGTERM`; `0` → null when allowed (drop). */

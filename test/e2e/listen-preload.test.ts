@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPreload } from '../../src/engine/listen/node-options.js';
 import { installPreload } from '../../src/engine/listen/preload-file.js';
-import { Logger } from '../../src/log.js';
+import { Logger } from '../../src/output/log.js';
 import { fixture, Run, tempDir } from '../helpers/gsup.js';
 import { ask, holding, listeners, PRELOAD, somaxconn, type Holding, type Kind } from '../helpers/hold-listen.js';
 import { freePort } from '../helpers/net.js';

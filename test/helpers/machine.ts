@@ -1,7 +1,7 @@
 import type { Facts, Input, MachineConfig, Route } from '../../src/engine/machine/step.js';
 import type { Target } from '../../src/engine/machine/ledger/ledger.js';
 import type { ProcessInfo } from '../../src/platform/index.js';
-import { signalNumber } from '../../src/signals.js';
+import { signalNumber } from '../../src/platform/signals.js';
 import { reloadableSignals } from '../../src/engine/config/reload-signal.js';
 import type { Snapshot } from '../../src/engine/machine/values.js';
 

@@ -1,6 +1,6 @@
 import type { SpawnFunction } from '../../src/engine/children/spawn.js';
 import { supervise, type SuperviseOptions } from '../../src/engine/shell/supervisor.js';
-import { Logger } from '../../src/log.js';
+import { Logger } from '../../src/output/log.js';
 import type { SignalName } from '../../src/platform/index.js';
 import { FakePlatform } from './fake-platform.js';
 import type { CommandExit } from '../../src/engine/machine/values.js';

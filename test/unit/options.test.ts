@@ -3,7 +3,7 @@ import { parseCommandLine } from '../../src/options/cli-options.js';
 import { parseDuration } from '../../src/options/duration.js';
 import { UsageError } from '../../src/options/errors.js';
 import { parseRewrite, parseSignal } from '../../src/options/signals.js';
-import { forwardableSignals } from '../../src/signals.js';
+import { forwardableSignals } from '../../src/platform/signals.js';
 
 describe('parseDuration', () => {
   it.each([

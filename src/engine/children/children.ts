@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import { isAlive, type Platform, type ProcessInfo } from '../../platform/index.js';
 import { Reaper } from './reaper.js';
 import type { CommandRun } from './run.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { MemoryCgroup, OomReading, Platform, SignalName } from '../../platform/index.js';
 import type { StatusBoard } from '../shell/status-board.js';
 

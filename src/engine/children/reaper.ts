@@ -1,6 +1,6 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform, ReapedChild } from '../../platform/index.js';
-import { signalName } from '../../signals.js';
+import { signalName } from '../../platform/signals.js';
 import { describeExit } from '../machine/format.js';
 import type { CommandExit } from '../machine/values.js';
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ConfigOptions } from './config.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import { spawnErrorMessage } from '../machine/outcomes/exit-status.js';
 import type { SpawnedCommand, SpawnFunction } from '../children/spawn.js';

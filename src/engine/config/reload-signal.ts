@@ -1,5 +1,5 @@
 import type { SignalName } from '../../platform/types.js';
-import { forwardableSignals, JOB_CONTROL_SIGNALS, NOT_FORWARDED, STOP_SIGNALS } from '../../signals.js';
+import { forwardableSignals, JOB_CONTROL_SIGNALS, NOT_FORWARDED, STOP_SIGNALS } from '../../platform/signals.js';
 
 // Which signals can be the reload signal: the CLI's check, supervise()'s, and the forwarded-death line's hint.
 

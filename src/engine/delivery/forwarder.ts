@@ -1,5 +1,5 @@
 import { monotonicMs } from '../../platform/clock.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import { describeSent, send, sentAny, sentFields } from './deliver.js';
 import { describeSignal } from '../machine/format.js';

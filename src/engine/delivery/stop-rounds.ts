@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform, ProcessInfo, SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
 import { describeSent, send, sentAny, sentFields, type Sent } from './deliver.js';

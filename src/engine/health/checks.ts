@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import { HealthVerdicts, probeAll } from './probes.js';
 import type { HealthConfig, ProbeContext, ProbeResult } from './probes.js';
 import type { HealthState } from '../machine/values.js';

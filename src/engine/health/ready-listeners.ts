@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { NotifySocket, Platform } from '../../platform/index.js';
 
 /** A word the app said of itself, and of which run (the run whose own notify socket or IPC channel carried it). */

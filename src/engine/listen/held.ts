@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { BoundSocket, HeldSocketCalls, ListenSpec, Platform } from '../../platform/index.js';
 import { shownSpec, specsOf, type ListenAddress } from './address.js';
 import type { Adopted } from './handed.js';

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import { heldByOwners } from '../../platform/trusted-path.js';
 import { withPreload } from './node-options.js';
 

@@ -1,4 +1,4 @@
-import type { LogFields, Logger } from '../../log.js';
+import type { LogFields, Logger } from '../../output/log.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
 import { resolvePm2Cli, spawnPm2Kill, type Pm2Cli } from './pm2-cli.js';

@@ -1,7 +1,7 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { SignalName } from '../../platform/index.js';
 import { takeOwnSigpipe } from '../../platform/sigpipe.js';
-import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../../signals.js';
+import { JOB_CONTROL_SIGNALS, STOP_SIGNALS } from '../../platform/signals.js';
 import type { TargetMode } from '../tree/targets.js';
 import type { EventQueue } from './queue.js';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 
 // Start-up steps that ask the platform for something and say why when it cannot.

@@ -1,6 +1,6 @@
-import { silentLogger, type Logger } from '../../log.js';
+import { silentLogger, type Logger } from '../../output/log.js';
 import { currentPlatform, type Platform, type SignalName } from '../../platform/index.js';
-import { signalNumber } from '../../signals.js';
+import { signalNumber } from '../../platform/signals.js';
 import { supervisorHandle, supervisorResult } from '../config/api.js';
 import type { SuperviseOptions, SupervisorHandle, SupervisorResult } from '../config/api.js';
 import { resolveConfig, type SupervisorConfig } from '../config/config.js';

@@ -1,6 +1,6 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform, SignalName } from '../../platform/index.js';
-import { signalNumber } from '../../signals.js';
+import { signalNumber } from '../../platform/signals.js';
 import type { SuperviseOptions } from '../config/api.js';
 import type { SupervisorConfig } from '../config/config.js';
 import type { CommandRun } from '../children/run.js';

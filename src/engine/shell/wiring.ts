@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import type { Platform } from '../../platform/index.js';
 import type { SuperviseOptions } from '../config/api.js';
 import { Children } from '../children/children.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../output/log.js';
 import { sayJudgment } from './provenance.js';
 import type { ProcessTree } from './tree.js';
 import type { Snapshot } from '../machine/values.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Children } from '../../../src/engine/children/children.js';
 import { notStarted, type CommandRun } from '../../../src/engine/children/run.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import type { ReapedChild } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 

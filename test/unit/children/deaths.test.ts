@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Deaths, explainKill, formatBytes, killLine } from '../../../src/engine/children/deaths.js';
 import { StatusBoard } from '../../../src/engine/shell/status-board.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import {
   memoryCgroupOf,
   parseBytes,
@@ -11,7 +11,7 @@ import {
   type MemoryCgroup,
   type OomReading,
 } from '../../../src/platform/linux/proc/cgroup.js';
-import { terminationMessage, TerminationNotes, truncateUtf8 } from '../../../src/termination.js';
+import { terminationMessage, TerminationNotes, truncateUtf8 } from '../../../src/cli/termination.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 
 // Deaths explained and the termination message: the parsing of what the kernel

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Reaper } from '../../../src/engine/children/reaper.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import type { ReapedChild } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 import type { CommandExit } from '../../../src/engine/machine/values.js';

@@ -9,7 +9,7 @@ import type { Effect } from '../../../src/engine/machine/state.js';
 import { Pm2Supervision } from '../../../src/engine/pm2/daemons.js';
 import { roots } from '../../../src/engine/tree/targets.js';
 import { ProcessTree } from '../../../src/engine/tree/tree.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import { ROOT } from '../../helpers/gsup.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 import { waitFor } from '../../helpers/proc.js';

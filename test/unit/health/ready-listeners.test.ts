@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ReadyListeners } from '../../../src/engine/health/ready-listeners.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import type { NotifySocket, Platform } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 

@@ -4,7 +4,7 @@ import { Handover } from '../../../src/engine/listen/handover.js';
 import { HeldSockets } from '../../../src/engine/listen/held.js';
 import type { HeldInput } from '../../../src/engine/machine/state.js';
 import { linuxPlatform } from '../../../src/platform/linux/platform.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import { freePort } from '../../helpers/net.js';
 import { waitFor } from '../../helpers/proc.js';
 

@@ -4,7 +4,7 @@ import { takeHanded } from '../../../src/engine/listen/handed.js';
 import { handedCount } from '../../../src/engine/listen/wire.js';
 import type { ListenAddress } from '../../../src/engine/listen/address.js';
 import type { HeldSocketCalls, ListenSpec, Platform } from '../../../src/platform/index.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 
 // The held sockets over fake system calls: the fallback to 0.0.0.0 (no IPv6), what cannot be had, the check
 // after a run and before a spawn (a holder's shutdown() noticed, the socket bound again), the shutdown at the end.

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { digest, installPreload, preloadSource, type PreloadPlaces } from '../../../src/engine/listen/preload-file.js';
 import { heldByOwners } from '../../../src/platform/trusted-path.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import { ROOT } from '../../helpers/gsup.js';
 
 // Real folders with real owners and modes: the safe ones under /run (root's, 0755, as gsup's own folder is), the

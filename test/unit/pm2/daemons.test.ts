@@ -7,7 +7,7 @@ import { readSmallRegularFile } from '../../../src/platform/small-file.js';
 import { Pm2Supervision, findPm2Cli } from '../../../src/engine/pm2/daemons.js';
 import { roots } from '../../../src/engine/tree/targets.js';
 import { ProcessTree } from '../../../src/engine/tree/tree.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import { ROOT } from '../../helpers/gsup.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 

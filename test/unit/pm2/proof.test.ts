@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Pm2Supervision, findPm2Cli } from '../../../src/engine/pm2/daemons.js';
 import { roots } from '../../../src/engine/tree/targets.js';
 import { ProcessTree } from '../../../src/engine/tree/tree.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 
 // `pm2 kill` runs only for a God daemon proven gsup's, with a pm2 CLI found once, where only root or gsup's

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SignalIntake } from '../../../src/engine/shell/intake.js';
 import { EventQueue } from '../../../src/engine/shell/queue.js';
 import type { TargetMode } from '../../../src/engine/tree/targets.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import type { SignalName } from '../../../src/platform/index.js';
 import { raisedOwnSigpipe, takeOwnSigpipe } from '../../../src/platform/sigpipe.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SpawnFunction } from '../../../src/engine/children/spawn.js';
 import type { SuperviseOptions } from '../../../src/engine/shell/supervisor.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import type { SignalName } from '../../../src/platform/index.js';
 import type { FakePlatform } from '../../helpers/fake-platform.js';
 import { GSUP, killsOf, shellSetup } from '../../helpers/shell.js';

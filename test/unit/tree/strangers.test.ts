@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MARK_VARIABLE, Provenance } from '../../../src/engine/tree/provenance.js';
 import { ProcessTree } from '../../../src/engine/tree/tree.js';
 import { logTreeChanges } from '../../../src/engine/tree/changes.js';
-import { Logger } from '../../../src/log.js';
+import { Logger } from '../../../src/output/log.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 import type { Snapshot } from '../../../src/engine/machine/values.js';
 

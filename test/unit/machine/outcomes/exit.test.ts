@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exitStatus } from '../../../../src/engine/machine/outcomes/exit-status.js';
 import { onExitAction } from '../../../../src/engine/machine/stop/on-exit.js';
-import { signalNumber } from '../../../../src/signals.js';
+import { signalNumber } from '../../../../src/platform/signals.js';
 
 describe('exitStatus', () => {
   it('maps codes, signals, spawn errors and success codes', () => {

@@ -1,5 +1,5 @@
 import { CallbackOutput, StderrOutput, type LogOutput } from './log-output.js';
-import { isTerminal } from './platform/terminal.js';
+import { isTerminal } from '../platform/terminal.js';
 import type { ChalkInstance } from 'chalk';
 
 export type LogLevel = 'error' | 'warn' | 'notice' | 'info' | 'debug';

@@ -1,7 +1,7 @@
-import { FIRST_FD, handedCount, REPORT_FD } from './engine/listen/wire.js';
-import { execNodeAgain, ownStartTime } from './platform/linux/process/reexec.js';
-import { loadMarker } from './platform/linux/process/stop-handover.js';
-import type { SignalName } from './platform/types.js';
+import { FIRST_FD, handedCount, REPORT_FD } from '../engine/listen/wire.js';
+import { execNodeAgain, ownStartTime } from '../platform/linux/process/reexec.js';
+import { loadMarker } from '../platform/linux/process/stop-handover.js';
+import type { SignalName } from '../platform/types.js';
 
 /**
  * gsup apart from the app it supervises. gsup is a Node program started with

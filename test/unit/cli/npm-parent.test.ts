@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { npmRunningGsup } from '../../src/npm-parent.js';
+import { npmRunningGsup } from '../../../src/cli/npm-parent.js';
 
 describe('npmRunningGsup: npm ran gsup itself as its script', () => {
   it.each([

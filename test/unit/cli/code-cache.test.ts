@@ -2,10 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBundle, writeCodeCache } from '../../src/code-cache.js';
-import { tempDir } from '../helpers/gsup.js';
+import { loadBundle, writeCodeCache } from '../../../src/cli/code-cache.js';
+import { tempDir } from '../../helpers/gsup.js';
 
-// dist/*.cjs with V8's code cache (src/code-cache.ts): loaded as require() would, and a cache used only
+// dist/*.cjs with V8's code cache (src/cli/code-cache.ts): loaded as require() would, and a cache used only
 // with the very source it was made from.
 const dir = tempDir();
 afterAll(() => dir.remove());

@@ -1,21 +1,21 @@
 import { writeSync } from 'node:fs';
-import { createLogger, Logger } from './log.js';
-import { parseCommandLine, type CliOptions } from './options/cli-options.js';
+import { createLogger, Logger } from '../output/log.js';
+import { parseCommandLine, type CliOptions } from '../options/cli-options.js';
 import { listen, type SignalInbox } from './inbox.js';
-import { EXIT_INTERNAL } from './engine/machine/outcomes/exit-status.js';
-import { formatDuration } from './engine/machine/format.js';
-import { StatusBoard } from './engine/shell/status-board.js';
-import { supervise } from './engine/shell/supervisor.js';
+import { EXIT_INTERNAL } from '../engine/machine/outcomes/exit-status.js';
+import { formatDuration } from '../engine/machine/format.js';
+import { StatusBoard } from '../engine/shell/status-board.js';
+import { supervise } from '../engine/shell/supervisor.js';
 import { npmRunningGsup } from './npm-parent.js';
 import { askForParentDeath } from './parent-death.js';
-import { currentPlatform } from './platform/index.js';
-import { HeldSockets } from './engine/listen/held.js';
-import { takeHanded, type Adopted } from './engine/listen/handed.js';
-import { installPreload } from './engine/listen/preload-file.js';
-import type { ListenAddress } from './engine/listen/address.js';
-import { withoutSettings } from './options/environment.js';
-import { UsageError } from './options/errors.js';
-import { STOP_SIGNALS } from './signals.js';
+import { currentPlatform } from '../platform/index.js';
+import { HeldSockets } from '../engine/listen/held.js';
+import { takeHanded, type Adopted } from '../engine/listen/handed.js';
+import { installPreload } from '../engine/listen/preload-file.js';
+import type { ListenAddress } from '../engine/listen/address.js';
+import { withoutSettings } from '../options/environment.js';
+import { UsageError } from '../options/errors.js';
+import { STOP_SIGNALS } from '../platform/signals.js';
 import { terminationLogPath, terminationMessage, TerminationNotes, writeTerminationLog } from './termination.js';
 
 declare const GSUP_VERSION: string;
@@ -34,7 +34,7 @@ const HEAP_FOR_MEMORY_AFTER_MS = 1000;
  * growth factor under 2 to 2 only at its start). Set a second after the
  * start, not first thing: V8 refuses the code cache of whatever is compiled
  * after its flags change, Node's for its own modules (node:child_process
- * alone then costs 3 ms more) and the build's for dist/ (src/code-cache.ts);
+ * alone then costs 3 ms more) and the build's for dist/ (src/cli/code-cache.ts);
  * and the start pays only for starting.
  */
 function heapForMemory(): void {

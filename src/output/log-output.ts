@@ -1,5 +1,5 @@
-import { raisedOwnSigpipe } from './platform/sigpipe.js';
-import { stderrPut, type Put } from './platform/linux/process/stderr.js';
+import { raisedOwnSigpipe } from '../platform/sigpipe.js';
+import { stderrPut, type Put } from '../platform/linux/process/stderr.js';
 
 // While stderr does not drain (a full pipe, a terminal in XOFF), lines wait
 // here, this many at most; the rest are counted, and the count said where

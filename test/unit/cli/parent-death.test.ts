@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Logger } from '../../src/log.js';
-import { askForParentDeath } from '../../src/parent-death.js';
-import type { SignalName } from '../../src/platform/index.js';
-import { FakePlatform } from '../helpers/fake-platform.js';
+import { Logger } from '../../../src/output/log.js';
+import { askForParentDeath } from '../../../src/cli/parent-death.js';
+import type { SignalName } from '../../../src/platform/index.js';
+import { FakePlatform } from '../../helpers/fake-platform.js';
 
 /** askForParentDeath, the platform answering `why`, the parent now `ppidNow`: what it asked, received and said. */
 function ask(why: string | undefined | 'absent', ppidNow: number) {

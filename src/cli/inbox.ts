@@ -1,7 +1,7 @@
 import type { Carried } from './apart.js';
-import { handOverStopSignals } from './platform/linux/process/stop-handover.js';
-import type { SignalName } from './platform/types.js';
-import { forwardableSignals } from './signals.js';
+import { handOverStopSignals } from '../platform/linux/process/stop-handover.js';
+import type { SignalName } from '../platform/types.js';
+import { forwardableSignals } from '../platform/signals.js';
 
 /**
  * gsup's ears, the first code the CLI runs (its own small bundle, loaded

@@ -1,10 +1,10 @@
 // node:fs/promises through its lazy property: loaded (~4 ms) only where there is a termination log.
 import { constants, existsSync, promises as fs } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { SupervisorResult } from './engine/config/api.js';
-import { describeExit } from './engine/machine/format.js';
-import { escapeControls, type Logger, type LogLevel } from './log.js';
-import { UsageError } from './options/errors.js';
+import type { SupervisorResult } from '../engine/config/api.js';
+import { describeExit } from '../engine/machine/format.js';
+import { escapeControls, type Logger, type LogLevel } from '../output/log.js';
+import { UsageError } from '../options/errors.js';
 
 // The termination message: one short text on why gsup ended, written once at
 // its end where Kubernetes reads it (`terminationMessagePath`, shown by

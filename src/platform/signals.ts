@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import type { SignalName } from './platform/types.js';
+import type { SignalName } from './types.js';
 
 // Signal tables shared by the engine and the option parser (neither imports the other).
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { StatusBoard } from './engine/shell/status-board.js';
-import { UsageError } from './options/errors.js';
-import { countEpipe } from './platform/sigpipe.js';
+import type { StatusBoard } from '../engine/shell/status-board.js';
+import { UsageError } from '../options/errors.js';
+import { countEpipe } from '../platform/sigpipe.js';
 
 // The orchestrator's view: plain HTTP, GET and HEAD, three paths. It reads
 // what the supervision last published and never touches its loop.

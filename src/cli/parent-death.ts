@@ -1,6 +1,6 @@
-import type { Logger } from './log.js';
-import type { Platform, SignalName } from './platform/index.js';
-import { signalNumber } from './signals.js';
+import type { Logger } from '../output/log.js';
+import type { Platform, SignalName } from '../platform/index.js';
+import { signalNumber } from '../platform/signals.js';
 
 /**
  * `-p SIGNAL` (tini's): the kernel sends gsup `signal` when its parent dies,

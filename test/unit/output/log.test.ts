@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chalk } from 'chalk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { colorWanted, escapeControls, Logger } from '../../src/log.js';
-import { StderrOutput } from '../../src/log-output.js';
-import { raisedOwnSigpipe, takeOwnSigpipe } from '../../src/platform/sigpipe.js';
-import { stderrPut, type Put } from '../../src/platform/linux/process/stderr.js';
+import { colorWanted, escapeControls, Logger } from '../../../src/output/log.js';
+import { StderrOutput } from '../../../src/output/log-output.js';
+import { raisedOwnSigpipe, takeOwnSigpipe } from '../../../src/platform/sigpipe.js';
+import { stderrPut, type Put } from '../../../src/platform/linux/process/stderr.js';
 
 // What the tree controls (a command line, a title, a probe's output) in a log line: escaped, never acted on.
 const FORGED = 'app \u001b[2J\u001b]0;title\u0007\r\n[gsup] forged\tline\u0000\u007f\u009b31m';
