@@ -2,9 +2,14 @@
 // Layers, top down: cli/ → options/ → engine/ → output/ → platform/.
 // Within engine/, the rooms: machine/ (the pure step) touches nothing of the world; shell/ (the loop)
 // wires the others; tree/, delivery/, children/, pm2/ and health/ never reach up into the shell.
+// Within machine/, its rooms go one way under the door (step.ts): stop/ → runs/ → outcomes/ → held/, ledger/.
+// Within platform/linux/, proc/ is under sockets/ and process/, which stand apart.
 
-/** The pure step's room: no node:, no platform code, no timers, no logger; only types from elsewhere. */
+/** The pure step's room, with its own rooms: no node:, no platform code, no timers, no logger; only types. */
 const PURE = '^src/engine/machine/';
+
+/** machine/'s rooms, top down: each imports none before it (the door's files are every room's). */
+const MACHINE_ROOMS = ['stop', 'runs', 'outcomes', 'held', 'ledger'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -66,9 +71,47 @@ module.exports = {
       name: 'machine-on-the-ground',
       severity: 'error',
       comment:
-        'machine/ defines the values it speaks of (machine/values.ts): it imports no other room, not even a type.',
+        'machine/ defines the values it speaks of (machine/values.ts): it imports no other room of src/, not even a type.',
       from: { path: PURE },
       to: { path: '^src/', pathNot: [PURE, '^src/platform/types\\.ts$'] },
+    },
+    {
+      name: 'one-door',
+      severity: 'error',
+      comment: 'step.ts is the door of machine/: its rooms act for it and never call it back.',
+      from: { path: '^src/engine/machine/[^/]+/' },
+      to: { path: '^src/engine/machine/step\\.ts$' },
+    },
+    ...MACHINE_ROOMS.slice(1).map((room, index) => ({
+      name: `machine-${room}-not-up`,
+      severity: 'error',
+      comment: `An input's way goes one direction: machine/${room}/ imports no room above it.`,
+      from: { path: `^src/engine/machine/${room}/` },
+      to: { path: `^src/engine/machine/(${MACHINE_ROOMS.slice(0, index + 1).join('|')})/` },
+    })),
+    {
+      name: 'output-under-the-engine',
+      severity: 'error',
+      comment: 'output/ (log lines and their writer) serves the engine, options/ and cli/: it imports none of them.',
+      from: { path: '^src/output/' },
+      to: { path: '^src/(cli|options|engine)/' },
+    },
+    {
+      name: 'linux-concerns-apart',
+      severity: 'error',
+      comment: 'platform/linux/: proc/ reads /proc for sockets/ and process/, which never import each other.',
+      from: { path: '^src/platform/linux/(proc|sockets|process)/' },
+      to: {
+        path: '^src/platform/linux/(proc|sockets|process)/',
+        pathNot: ['^src/platform/linux/$1/', '^src/platform/linux/proc/'],
+      },
+    },
+    {
+      name: 'linux-platform-on-top',
+      severity: 'error',
+      comment: 'platform/linux/platform.ts puts the concerns together: none of them imports it.',
+      from: { path: '^src/platform/linux/[^/]+/' },
+      to: { path: '^src/platform/linux/platform\\.ts$' },
     },
     {
       name: 'pure-step-no-node',

@@ -53,10 +53,12 @@ export function libcOf(executable: string): 'glibc' | 'musl' | undefined {
  */
 export function koffiPlaces(moduleUrl: string, platform: string, arch: string, libc?: 'glibc' | 'musl'): string[] {
   const here = dirname(fileURLToPath(moduleUrl));
-  // The caller is dist/*.cjs (or dist/index.js) of the package, or src/platform/linux/*.ts run from source (the tests).
-  const platformDir = dirname(here);
-  const fromSource = basename(platformDir) === 'platform' && basename(dirname(platformDir)) === 'src';
-  const packageDir = fromSource ? dirname(dirname(platformDir)) : dirname(here);
+  // The caller is dist/*.cjs (or dist/index.js) of the package, or a file of its src/ run from source (the tests),
+  // at any depth of its rooms (src/cli/, src/platform/linux/process/…).
+  let source = here;
+  for (let up = 0; up < 4 && basename(source) !== 'src'; up++) source = dirname(source);
+  const fromSource = basename(here) !== 'dist' && basename(source) === 'src';
+  const packageDir = fromSource ? dirname(source) : dirname(here);
   const roots = [join(packageDir, 'node_modules')];
   const parent = dirname(packageDir);
   // Installed as a dependency: node_modules/gsup or node_modules/@scope/gsup.

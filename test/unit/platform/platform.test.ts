@@ -255,10 +255,12 @@ describe('koffi’s binary: only from gsup’s own package, the build for node�
         path.startsWith('/tmp/gsup/node_modules/'),
       ),
     ).toBe(true);
-    // Run from source (the tests): the checkout's node_modules.
-    expect(
-      koffiPlaces(pathToFileURL(join(ROOT, 'src/platform/linux/native.ts')).href, 'linux', 'x64', 'glibc')[0],
-    ).toBe(join(ROOT, 'node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node'));
+    // Run from source (the tests): the checkout's node_modules, from a file at any depth of src/.
+    for (const file of ['src/platform/linux/native.ts', 'src/platform/linux/process/stderr.ts', 'src/cli/inbox.ts']) {
+      expect(koffiPlaces(pathToFileURL(join(ROOT, file)).href, 'linux', 'x64', 'glibc')[0]).toBe(
+        join(ROOT, 'node_modules/@koromix/koffi-linux-x64/linux_x64/koffi.node'),
+      );
+    }
   });
 
   it('tells the C library by node’s ELF interpreter', () => {
