@@ -5,8 +5,9 @@ import { shutOpen } from '../held/held.js';
 import { watchTakes } from '../held/untaken.js';
 import { restartAfterUnhealthy, STABLE_RUN_MS, type RestartDecision } from './restart.js';
 import type { SignalName } from '../../../platform/types.js';
-import type { Behind, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from '../state.js';
-import type { Retiring } from '../runs/run.js';
+import type { Behind, Beside, Facts, In, LogLevel, Out, Tally, RestartPlan, Run, State, StopCause } from '../state.js';
+
+type Retiring = Extract<Beside, { role: 'retiring' }>;
 import type { CommandExit } from '../values.js';
 
 // Decisions shared by the phases: a new run, a restart, and the end.
