@@ -122,6 +122,7 @@ const gsupAsPid1Nobody = (args: string[]) => {
   const named = args.map((arg) => (arg.startsWith(fixture('')) ? copy.fixture(arg.slice(fixture('').length)) : arg));
   return new Run('unshare', ['--pid', '--fork', '--mount-proc', ...DROP, process.execPath, copy.gsup, ...named], {
     namespaced: true,
+    cwd: copy.path, // the runs start where gsup started: a folder that user can enter
   });
 };
 
