@@ -1,15 +1,24 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { digest } from '../../src/engine/listen/preload-file.js';
 import { heldByOwners } from '../../src/platform/trusted-path.js';
-import { fixture, GSUP, Run, tempDir, type RunOptions } from '../helpers/gsup.js';
+import { GSUP, Run, type RunOptions } from '../helpers/gsup.js';
 import { PRELOAD } from '../helpers/hold-listen.js';
 import { request } from '../helpers/listen.js';
 import { afterLeakCheck } from '../helpers/leaks.js';
 import { freePort } from '../helpers/net.js';
-import { copyPackage } from '../helpers/package-copy.js';
+import { forAnyone } from '../helpers/anyone.js';
 import { APP as PM2_APP, PM2, Pm2Home } from '../helpers/pm2.js';
 import { isAlive, waitFor } from '../helpers/proc.js';
 
@@ -18,8 +27,6 @@ import { isAlive, waitFor } from '../helpers/proc.js';
 // create, replace or remove anything on the path those processes load — before gsup starts, while it runs, and
 // after it has exited with the tree still running (--on-exit exit). Needs root (setpriv, unshare, /run).
 
-const APP = fixture('preload-app.js');
-const RUNNER = fixture('preload-runner.js');
 const NODE = process.execPath;
 const ATTACKER = ['--reuid=65533', '--regid=65533', '--clear-groups'];
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
@@ -28,11 +35,13 @@ const root = process.getuid?.() === 0;
 /** Root's file for this build's preload (gsup writes it when the package's own path does not qualify). */
 const runFile = () => `/run/gsup/listen-preload-${digest(readFileSync(PRELOAD))}.cjs`;
 
-// gsup's package copied under the temp directory (sticky, open to all, as /tmp): its own file does not qualify.
-const pkg = tempDir();
-const COPY = join(pkg.path, 'bin', 'gsup.cjs');
-beforeAll(() => void copyPackage(pkg.path));
-afterAll(() => pkg.remove());
+// gsup's package and the fixtures copied where every user can read them (the checkout may sit in a folder only
+// root can enter), under the temp directory (sticky, open to all, as /tmp): the copy's own file does not qualify.
+// Removed after this file.
+const pkg = forAnyone({ gsup: true, fixtures: ['preload-app.js', 'preload-runner.js'] });
+const COPY = pkg.gsup;
+const APP = pkg.fixture('preload-app.js');
+const RUNNER = pkg.fixture('preload-runner.js');
 
 /** A process's environment, as /proc shows it. */
 function environ(pid: number): Record<string, string> {
@@ -155,16 +164,25 @@ describe.runIf(root)("the preload's path: no other user can change what a root p
   }, 60_000);
 
   it('a command with a private /tmp (its own mount namespace) starts under --listen and takes the socket', async () => {
-    const port = await freePort();
-    const command = `mount -t tmpfs tmpfs /tmp && exec "${NODE}" "${APP}" http port`;
-    const run = gsupOf(COPY, ['--listen', String(port), '--', 'unshare', '--mount', 'sh', '-c', command], {
-      env: { PORT: String(port) },
-    });
-    const app = Number((await run.waitForLine(/^listening \(pid: (\d+)/))[1]);
-    expect((await request(port)).body).toBe(`pid ${app}`);
-    process.kill(app, 'SIGTERM');
-    expect((await run.finished()).code, run.transcript()).toBe(0);
-    expect(run.stderr.filter(Boolean)).toEqual([]);
+    // The app from a folder outside /tmp (the private /tmp hides what is under it, the checkout too when it is
+    // cloned there): root's, under /run.
+    const outside = mkdtempSync('/run/gsup-e2e-');
+    try {
+      chmodSync(outside, 0o755);
+      copyFileSync(APP, join(outside, 'preload-app.mjs'));
+      const port = await freePort();
+      const command = `mount -t tmpfs tmpfs /tmp && exec "${NODE}" "${outside}/preload-app.mjs" http port`;
+      const run = gsupOf(COPY, ['--listen', String(port), '--', 'unshare', '--mount', 'sh', '-c', command], {
+        env: { PORT: String(port) },
+      });
+      const app = Number((await run.waitForLine(/^listening \(pid: (\d+)/))[1]);
+      expect((await request(port)).body).toBe(`pid ${app}`);
+      process.kill(app, 'SIGTERM');
+      expect((await run.finished()).code, run.transcript()).toBe(0);
+      expect(run.stderr.filter(Boolean)).toEqual([]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { Logger } from '../../src/output/log.js';
 import { fixture, Run, tempDir } from '../helpers/gsup.js';
 import { ask, holding, listeners, PRELOAD, somaxconn, type Holding, type Kind } from '../helpers/hold-listen.js';
 import { freePort } from '../helpers/net.js';
+import { forAnyone } from '../helpers/anyone.js';
 
 // The listen preload (src/listen-preload.ts) in unchanged Node apps, with what gsup --listen hands a run made
 // by fixtures/hold-listen.py (which binds, listens with somaxconn, and never accepts): an answer on the held
@@ -225,7 +226,12 @@ describe('handing on: which children get the sockets', () => {
 
   it('spawn, fork (its IPC moved above the sockets, still working), exec and execFileSync get them; a child with fds of its own at 3, one started as another user, a pm2 command, and every child after the take-over get none, nor any LISTEN_*', async () => {
     const modes = ['plain', 'own-fds', 'other-user', 'fork', 'sync', 'exec', 'pm2', 'listen', 'after'];
-    const held = await holding(['node', fixture('preload-spawner.js'), ...modes]);
+    // From a copy every user can read: the child started as uid 65534 loads the probe and the preload too.
+    const copy = forAnyone({ gsup: true, fixtures: ['preload-spawner.js', 'preload-probe.js'] });
+    const preload = `--require "${join(copy.path, 'dist', 'listen-preload.cjs')}"`;
+    const held = await holding(['node', copy.fixture('preload-spawner.js'), ...modes], {
+      env: { NODE_OPTIONS: preload },
+    });
     const spawner = await held.run.ready('preload-spawner');
     await held.run.waitForLine(/^done$/);
     const seen = probes(held.run);
