@@ -194,7 +194,7 @@ describe.runIf(root)('gsup as another user than root', () => {
     for (const runtime of [undefined, pkg.path]) {
       const env = runtime === undefined ? ['-u', 'XDG_RUNTIME_DIR'] : [`XDG_RUNTIME_DIR=${runtime}`];
       const args = [...NOBODY, 'env', ...env, NODE, COPY, '--listen', String(port), '--', NODE, '-e', options];
-      const run = new Run('setpriv', args);
+      const run = new Run('setpriv', args, { cwd: pkg.path }); // gsup starts its runs where it started
       expect((await run.finished()).code, run.transcript()).toBe(0);
       expect(run.stdout).toEqual(['node-options ']);
       // One line (the other, at the run's end, says that no process took the socket: none could here).
@@ -213,7 +213,10 @@ describe.runIf(root)('gsup as another user than root', () => {
       spawnSync('chown', ['65534:65534', runtime]);
       const port = await freePort();
       const args = [...NOBODY, 'env', `XDG_RUNTIME_DIR=${runtime}`, NODE, COPY, '--listen', String(port)];
-      const run = new Run('setpriv', [...args, '--', NODE, APP, 'http', 'port'], { env: { PORT: String(port) } });
+      const run = new Run('setpriv', [...args, '--', NODE, APP, 'http', 'port'], {
+        env: { PORT: String(port) },
+        cwd: pkg.path,
+      });
       const app = Number((await run.waitForLine(/^listening \(pid: (\d+)/))[1]);
       expect((await request(port)).body).toBe(`pid ${app}`);
       const file = join(runtime, 'gsup', `listen-preload-${digest(readFileSync(PRELOAD))}.cjs`);
