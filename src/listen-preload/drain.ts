@@ -21,6 +21,7 @@ type Watched = Server & { _handle?: Handle | null };
 interface Answer {
   headersSent: boolean;
   shouldKeepAlive?: boolean;
+  req?: { socket?: object };
   once(event: string, listener: () => void): unknown;
 }
 interface Session {
@@ -35,6 +36,8 @@ export interface Drain {
   servers: Set<Watched>;
   conns: Set<Socket>;
   answers: Set<Answer>;
+  /** The last answer begun on each connection: only it may say `Connection: close` (pipelined ones wait behind). */
+  latest: WeakMap<object, Answer>;
   sessions: Set<Session>;
 }
 
@@ -44,16 +47,32 @@ const drains = new WeakMap<Holder, Drain>();
 export function drainOf(holder: Holder): Drain {
   let drain = drains.get(holder);
   if (!drain) {
-    drain = { told: undefined, servers: new Set(), conns: new Set(), answers: new Set(), sessions: new Set() };
+    const latest = new WeakMap<object, Answer>();
+    drain = { told: undefined, servers: new Set(), conns: new Set(), answers: new Set(), latest, sessions: new Set() };
     drains.set(holder, drain);
     hear(holder, drain);
   }
   return drain;
 }
 
-/** An answer not begun yet says `Connection: close` (Node then closes the connection once it is written). */
-function closeAfter(answer: Answer): void {
+/**
+ * The last answer of its connection, not begun yet, says `Connection: close` (Node then closes the connection
+ * once it is written). An earlier one of a pipelined batch does not: its connection still owes the answers queued
+ * behind it (a close after the first would lose them).
+ */
+function closeAfter(drain: Drain, answer: Answer): void {
+  const socket = answer.req?.socket;
+  if (socket && drain.latest.get(socket) !== answer) return;
   if (!answer.headersSent && typeof answer.shouldKeepAlive === 'boolean') answer.shouldKeepAlive = false;
+}
+
+/** A new answer on a connection: the one before it, if it was to say `Connection: close` and has not, need not. */
+function follows(drain: Drain, answer: Answer): void {
+  const socket = answer.req?.socket;
+  if (!socket) return;
+  const before = drain.latest.get(socket);
+  drain.latest.set(socket, answer);
+  if (drain.told && before && !before.headersSent && before.shouldKeepAlive === false) before.shouldKeepAlive = true;
 }
 
 /** A server that took a held socket: its connections, answers and HTTP/2 sessions are watched from now on. */
@@ -70,7 +89,8 @@ export function watch(holder: Holder, server: Watched): void {
   });
   // First, so that an answer the app writes at once already says it (http, https; never emitted by others).
   server.prependListener('request', (_request: unknown, answer: Answer) => {
-    if (drain.told) return closeAfter(answer);
+    follows(drain, answer);
+    if (drain.told) return closeAfter(drain, answer);
     drain.answers.add(answer);
     answer.once('finish', () => drain.answers.delete(answer));
     answer.once('close', () => drain.answers.delete(answer));
@@ -111,7 +131,7 @@ function stopAccepting(server: Watched): void {
 
 function act(holder: Holder, drain: Drain, word: TellWord): void {
   drain.told = word;
-  for (const answer of drain.answers) closeAfter(answer);
+  for (const answer of drain.answers) closeAfter(drain, answer);
   for (const session of drain.sessions) if (!session.closed) session.close();
   if (word === 'drain') for (const server of drain.servers) stopAccepting(server);
   reportConns(holder, drain.conns.size);

@@ -1,5 +1,5 @@
 import { Agent, get, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startLoad } from '../../bench/lib/load.js';
 import { fixture, gsup, type Run } from '../helpers/gsup.js';
@@ -121,6 +121,32 @@ describe('reloads drain the old run first: apps as their frameworks write them l
     } finally {
       agent.destroy();
     }
+    run.signal('SIGTERM');
+    expect(await run.finished()).toEqual({ code: 0, signal: null });
+  });
+
+  it('pipelined requests on one connection, in flight when the drain begins: each answered, only the last says Connection: close', async () => {
+    const port = await freePort();
+    const run = start('express', port, [], ['--delay', '1500']);
+    await run.ready('framework-app');
+    await said(run, /run 1: pid \d+ took the held socket/);
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.on('error', () => {});
+    const ask = 'GET / HTTP/1.1\r\nHost: x\r\n\r\n';
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(ask + ask); // the second behind the first, before either is answered (each takes 1.5 s)
+    run.signal('SIGHUP'); // run 2 is ready well within that: the drain begins with both in flight
+    await said(run, /run 1 drains/);
+    await closed;
+    // Before: the first answer said close, and the second, queued behind it, was lost with the connection.
+    const answers = [...text.matchAll(/HTTP\/1\.1 (\d+)[^]*?\r\nConnection: (\S+)/gi)].map((m) => `${m[1]} ${m[2]}`);
+    expect(answers, text).toEqual(['200 keep-alive', '200 close']);
+    await said(run, /run 1 drained after/);
+    await run.waitForLine(/^closed .* run=1 /);
+    expect(linesOf(run, 'signal: SIGTERM', 1)).toHaveLength(1);
     run.signal('SIGTERM');
     expect(await run.finished()).toEqual({ code: 0, signal: null });
   });
