@@ -51,8 +51,9 @@ function heardOf(state: State, id: number, said: ReadonlyMap<number, number>, fa
     sent++;
   }
   const next: Told = { ...told, conns, sent };
-  // While it drains (its end says itself).
-  if (told.word === 'drain' && left(next).length > 0) {
+  // While it drains (its end says itself; after the drain limit, its counts are the stop's to see).
+  const draining = retiringOf(state.tally)?.run.id === id && retiringOf(state.tally)?.draining;
+  if (told.word === 'drain' && draining && left(next).length > 0) {
     const message = `run ${id} drains: ${total(next)} connection(s) open (${left(next).length} process(es) hold some)`;
     log(out, answered ? 'info' : 'debug', 'drain-conns', message, { run: id, conns: total(next) });
   }

@@ -90,6 +90,9 @@ describe('a reload drains the old run before its stop signal', () => {
     );
     expect(timers(limit.effects)).toContain('set-timer retire-kill-timeout');
     expect((limit.state.tally.beside as { draining?: boolean }).draining).toBe(false);
+    // What its processes say after the limit is no drain any more (it was said as `run 1 drains: …`).
+    const later = feed(limit.state, [conns(1, 501, 2)], {}, 107_100);
+    expect(logged(later.effects).filter((line) => line.includes('drains'))).toEqual([]);
   });
 
   it('two processes took the socket: one word each, the second once the first answered; drained when both hold none', () => {
