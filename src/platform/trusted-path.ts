@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -10,21 +10,12 @@ import { dirname } from 'node:path';
  * `path` must be free of symbolic links (a realpath).
  */
 export function writableByOthers(path: string): string | undefined {
-  const uid = process.geteuid?.();
-  if (uid === undefined) return undefined;
-  for (let current = path; ; current = dirname(current)) {
-    let stat;
-    try {
-      stat = lstatSync(current);
-    } catch {
-      return `${current} cannot be read`;
-    }
+  return upFrom(path, (current, stat, uid) => {
     if (stat.uid !== 0 && stat.uid !== uid) return `${current} belongs to uid ${stat.uid}`;
     const sticky = stat.isDirectory() && (stat.mode & 0o1000) !== 0 && current !== path;
     const writers = stat.mode & 0o002 ? 'others' : 'its group';
-    if ((stat.mode & 0o022) !== 0 && !sticky) return `${current} is writable by ${writers}`;
-    if (dirname(current) === current) return undefined;
-  }
+    return (stat.mode & 0o022) !== 0 && !sticky ? `${current} is writable by ${writers}` : undefined;
+  });
 }
 
 /**
@@ -37,6 +28,18 @@ export function writableByOthers(path: string): string | undefined {
  * where there are no owners (Windows).
  */
 export function heldByOwners(path: string, readable: boolean): string | undefined {
+  return upFrom(path, (current, stat, uid) => {
+    const leaf = current === path;
+    if (!stat.isDirectory() && !(leaf && stat.isFile())) return `${current} is not a ${leaf ? 'file' : 'directory'}`;
+    if (stat.uid !== 0 && stat.uid !== uid) return `${current} belongs to uid ${stat.uid}`;
+    if ((stat.mode & 0o022) !== 0) return `${current} is writable by ${stat.mode & 0o002 ? 'others' : 'its group'}`;
+    if (readable && (stat.mode & (stat.isFile() ? 0o004 : 0o001)) === 0) return `${current} is closed to other users`;
+    return undefined;
+  });
+}
+
+/** The first reason `judge` finds from `path` up to `/` (each entry lstat'ed); none where there are no owners. */
+function upFrom(path: string, judge: (current: string, stat: Stats, uid: number) => string | undefined) {
   const uid = process.geteuid?.();
   if (uid === undefined) return undefined;
   for (let current = path; ; current = dirname(current)) {
@@ -46,11 +49,8 @@ export function heldByOwners(path: string, readable: boolean): string | undefine
     } catch (error) {
       return `${current} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
     }
-    const leaf = current === path;
-    if (!stat.isDirectory() && !(leaf && stat.isFile())) return `${current} is not a ${leaf ? 'file' : 'directory'}`;
-    if (stat.uid !== 0 && stat.uid !== uid) return `${current} belongs to uid ${stat.uid}`;
-    if ((stat.mode & 0o022) !== 0) return `${current} is writable by ${stat.mode & 0o002 ? 'others' : 'its group'}`;
-    if (readable && (stat.mode & (stat.isFile() ? 0o004 : 0o001)) === 0) return `${current} is closed to other users`;
+    const reason = judge(current, stat, uid);
+    if (reason !== undefined) return reason;
     if (dirname(current) === current) return undefined;
   }
 }
