@@ -38,7 +38,9 @@ describe('--listen with the preload: an unchanged app', () => {
     expect(socketInodes(appPid)).toContain(listeners[0].inode);
     await run.waitForLine(new RegExp(`run 1: pid ${appPid} took the held socket ${port}`), { stream: 'stderr' });
     run.signal('SIGTERM');
-    expect((await run.finished()).code).toBe(0);
+    // The app exits 0 on SIGTERM; npx (npm exec) dies of it. gsup says the app's 0 when it reaped that 0 itself
+    // (tsx orphaned to it: npm gone first), else npm's own 143 (npm reaped tsx): who exits first is npm's race.
+    expect([0, 143], run.transcript()).toContain((await run.finished()).code);
   });
 
   it('crash-restarts of that app under load (20 clients, one connection a request, two crashes): 0 refused', async () => {
