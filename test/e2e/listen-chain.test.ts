@@ -1,25 +1,12 @@
-import { readdirSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fixture, gsup, markerPath } from '../helpers/gsup.js';
-import { load, request, socketsOnPort } from '../helpers/listen.js';
+import { load, request, socketInodes, socketsOnPort } from '../helpers/listen.js';
 import { freePort } from '../helpers/net.js';
 
 // --listen end to end, gsup and its preload together: an unchanged Node app (`server.listen(PORT)`) behind
 // `npx tsx`, taken over without a line of its own changed, and its crash-restarts refusing nothing.
 
 const APP = fixture('preload-app.js');
-
-/** The socket inodes a process holds (from /proc/PID/fd). */
-function socketInodes(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
-    try {
-      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      return match ? [Number(match[1])] : [];
-    } catch {
-      return [];
-    }
-  });
-}
 
 describe('--listen with the preload: an unchanged app', () => {
   it('npx tsx app (server.listen(PORT)): the app answers on the socket gsup holds, and -v says which run took it', async () => {

@@ -1,8 +1,7 @@
-import { readdirSync, readlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { GSUP, Run, fixture, gsup } from '../helpers/gsup.js';
-import { load, request, socketsOnPort } from '../helpers/listen.js';
+import { load, request, socketInodes, socketsOnPort } from '../helpers/listen.js';
 import { freePort } from '../helpers/net.js';
 
 // Sockets handed to gsup itself (systemd's convention: LISTEN_FDS, its own LISTEN_PID, LISTEN_FDNAMES), with real
@@ -12,18 +11,6 @@ import { freePort } from '../helpers/net.js';
 const APP = fixture('listen-app.js');
 const RELOAD_APP = fixture('reload-app.js');
 const ACTIVATE = fixture('activate.py');
-
-/** The socket inodes a process holds (from /proc/PID/fd). */
-function socketInodes(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
-    try {
-      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      return match ? [Number(match[1])] : [];
-    } catch {
-      return [];
-    }
-  });
-}
 
 const listening = (port: number) => socketsOnPort(port).filter((socket) => socket.state === '0A');
 const stderrSays = (run: Run, pattern: RegExp) =>

@@ -1,8 +1,16 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PRINTER, Run, fixture, gsupAsPid1, hostPidOfPid1, tempDir, unshareWorks } from '../helpers/gsup.js';
+import {
+  PRINTER,
+  Run,
+  fixture,
+  gsupAsPid1,
+  hostPidOfPid1,
+  nsenterWorks,
+  tempDir,
+  unshareWorks,
+} from '../helpers/gsup.js';
 import { allProcs, readProc, waitFor } from '../helpers/proc.js';
 
 if (!unshareWorks) console.warn('skipping the PID 1 tests: `unshare --pid --fork --mount-proc` is not permitted here');
@@ -14,17 +22,6 @@ const cmdline = (pid: number): string => {
     return '';
   }
 };
-
-const nsenterWorks =
-  unshareWorks &&
-  (() => {
-    try {
-      execFileSync('nsenter', ['--version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
 
 async function pid1(run: ReturnType<typeof gsupAsPid1>): Promise<number> {
   let pid: number | undefined;

@@ -1,8 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GSUP, PRINTER, Run, fixture, gsupAsPid1, hostPidOfPid1, tempDir, unshareWorks } from '../helpers/gsup.js';
+import {
+  GSUP,
+  PRINTER,
+  Run,
+  fixture,
+  gsupAsPid1,
+  hostPidOfPid1,
+  nsenterWorks,
+  tempDir,
+  unshareWorks,
+} from '../helpers/gsup.js';
 import { CAP_SYS_PTRACE, DROP, capEff, dropWorks, gsupAsPid1WithDockerCaps } from '../helpers/caps.js';
 import { forAnyone } from '../helpers/anyone.js';
 import { allProcs, commandLine, waitFor } from '../helpers/proc.js';
@@ -75,17 +84,6 @@ describe.skipIf(!unshareWorks)('PID 1: a daemon whose title overwrote its enviro
 
 // What gsup cannot signal is not its (issue 35): a daemon started from outside gsup's PID namespace (as `docker exec`
 // does: nsenter into it) is never signalled by a stop, a restart or a reload, and never waited for.
-
-const nsenterWorks =
-  unshareWorks &&
-  (() => {
-    try {
-      execFileSync('nsenter', ['--version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
 
 /** A shell that enters gsup's PID and mount namespaces (`docker exec`), running `script` there. */
 const enter = (gsupPid: number, script: string) =>

@@ -201,6 +201,18 @@ export const unshareWorks: boolean = (() => {
   }
 })();
 
+/** `nsenter` is there (to enter a namespace as `docker exec` does), beside unshare. */
+export const nsenterWorks =
+  unshareWorks &&
+  (() => {
+    try {
+      execFileSync('nsenter', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
 /** gsup as PID 1 of a new PID namespace, the way a container runs it. */
 export function gsupAsPid1(args: string[], options: RunOptions & { node?: string[] } = {}): Run {
   const node = [process.execPath, ...(options.node ?? [])];

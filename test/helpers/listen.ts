@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 
 /** How one request on a connection of its own ended. */
@@ -145,4 +145,16 @@ class KeepAlive {
   close(): void {
     this.socket.destroy();
   }
+}
+
+/** The socket inodes a process holds (from /proc/PID/fd). */
+export function socketInodes(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      return match ? [Number(match[1])] : [];
+    } catch {
+      return [];
+    }
+  });
 }
