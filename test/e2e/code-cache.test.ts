@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/gsup.js';
@@ -28,5 +29,33 @@ describe('the code cache of dist/', () => {
       ['cli.cjs', false],
       ['flags.cjs', false],
     ]);
+  });
+});
+
+// What a plain start loads of Node's own modules: node:child_process brings net, stream and dgram (about 6 ms of
+// a start); a run is spawned without it (src/engine/children/direct-spawn.ts), and node:net comes only with --listen.
+describe('the Node modules `gsup -- true` loads', () => {
+  it('neither node:child_process nor node:net, and the run still ends with its status', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gsup-modules-'));
+    try {
+      const hook = join(dir, 'hook.cjs');
+      writeFileSync(
+        hook,
+        "process.on('exit', () => require('node:fs').writeSync(1, JSON.stringify(process.moduleLoadList) + '\\n'));\n",
+      );
+      const { NODE_OPTIONS: _, ...env } = process.env;
+      const run = (args: string[]) =>
+        execFileSync(process.execPath, ['--require', hook, join(ROOT, 'bin/gsup.cjs'), ...args], {
+          encoding: 'utf8',
+          env,
+        });
+      const loaded: string[] = JSON.parse(run(['--', 'true']));
+      expect(loaded).toContain('Internal Binding process_wrap');
+      for (const name of ['child_process', 'net', 'stream', 'dgram'])
+        expect(loaded).not.toContain(`NativeModule ${name}`);
+      expect(() => run(['--', 'sh', '-c', 'exit 7'])).toThrow(expect.objectContaining({ status: 7 }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

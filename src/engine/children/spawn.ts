@@ -1,8 +1,9 @@
-import { spawn as spawnChild } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+import { childProcess } from '../../platform/builtins.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import type { CommandExit } from '../machine/values.js';
+import { directSpawn } from './direct-spawn.js';
 
 export interface SpawnOptions {
   /** A session and process group of its own (setsid), for the `group` target. */
@@ -41,7 +42,7 @@ export const nodeSpawn: SpawnFunction = (command, args, options) => {
   const std = options.stdio;
   // Node tells the child where its IPC channel is (NODE_CHANNEL_FD): after the fds, whatever their number.
   const more = [...fds, ...(ipc ? ['ipc' as const] : [])];
-  const child = spawnChild(command, args, {
+  const child = childProcess().spawn(command, args, {
     stdio: more.length > 0 ? [std, std, std, ...more] : std,
     detached: options.detached,
     env: options.env,
@@ -102,7 +103,11 @@ export function execaSpawn(): SpawnFunction | undefined {
   };
 }
 
+/** POSIX: Node's process handle straight (direct-spawn.ts) where it serves, else node:child_process. */
+const posixSpawn: SpawnFunction = (command, args, options) =>
+  directSpawn(command, args, options) ?? nodeSpawn(command, args, options);
+
 /** The spawn for this platform. */
 export function defaultSpawn(platform: Platform): SpawnFunction {
-  return (platform.spawnWithExeca && execaSpawn()) || nodeSpawn;
+  return (platform.spawnWithExeca && execaSpawn()) || posixSpawn;
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { childProcess } from '../../platform/builtins.js';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Platform } from '../../platform/index.js';
@@ -57,7 +57,7 @@ const OUTPUT_GRACE_MS = 100;
 function commandProbe(cmd: string, timeoutMs: number, context: ProbeContext, abort: AbortSignal): Promise<ProbeResult> {
   return new Promise((done) => {
     const startedAt = Date.now();
-    const child = spawn('sh', ['-c', cmd], {
+    const child = childProcess().spawn('sh', ['-c', cmd], {
       cwd: context.cwd,
       env: context.env,
       detached: true,

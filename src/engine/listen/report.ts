@@ -1,4 +1,4 @@
-import { Socket } from 'node:net';
+import { net } from '../../platform/builtins.js';
 import type { HeldInput } from '../machine/state.js';
 import { parseReport, tellLine, type TellWord } from './wire.js';
 
@@ -12,7 +12,7 @@ const LINE_MAX = 4096;
  * (never waited for: a run that reads none loses nothing by it); `close()` lets it go.
  */
 export function readReports(fd: number, run: number, names: readonly string[], heard: (input: HeldInput) => void) {
-  const socket = new Socket({ fd, readable: true, writable: true });
+  const socket = new (net().Socket)({ fd, readable: true, writable: true });
   socket.unref();
   let partial = '';
   let dropping = false;

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { childProcess } from '../../platform/builtins.js';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Pm2Proof } from '../machine/values.js';
@@ -72,7 +72,7 @@ export function spawnPm2Kill(
   onError: (error: Error) => void,
 ): number | undefined {
   const { NODE_OPTIONS: _app, ...own } = env;
-  const child = spawn(process.execPath, [cli, 'kill'], {
+  const child = childProcess().spawn(process.execPath, [cli, 'kill'], {
     env: { ...own, PM2_HOME: proof.home },
     cwd: '/',
     stdio: 'ignore',

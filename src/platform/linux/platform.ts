@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { childProcess } from '../builtins.js';
 import { close, existsSync, open, read, readdirSync } from 'node:fs';
 import { readInfo, readSmallFile } from './proc/stat.js';
 import { dirname, join } from 'node:path';
@@ -90,7 +90,7 @@ const CTTY_OPTION = /(^|[\s[,])-c\b/m;
 /** Does this setsid(1) take -c (the terminal on stdin made the new session's)? Asked once, at start, by its usage. */
 function takesCtty(setsid: string): boolean {
   const options = { encoding: 'latin1', timeout: 2000, stdio: 'pipe', env: { ...process.env, LC_ALL: 'C' } } as const;
-  const usage = spawnSync(setsid, ['--help'], options);
+  const usage = childProcess().spawnSync(setsid, ['--help'], options);
   return CTTY_OPTION.test(`${usage.stdout ?? ''}\n${usage.stderr ?? ''}`);
 }
 

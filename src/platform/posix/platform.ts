@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { childProcess } from '../builtins.js';
 import { childByNumber, sendSignal, watchSigchld } from '../kill.js';
 import { isAlive, type Platform, type ProcessInfo, type SignalName } from '../types.js';
 
@@ -12,7 +12,7 @@ const helpers = new Set<number>();
 
 function runPs(args: string[], attempt = 1): Promise<ProcessInfo[]> {
   return new Promise((resolve, reject) => {
-    const child = execFile(
+    const child = childProcess().execFile(
       'ps',
       args,
       { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } },
@@ -61,7 +61,7 @@ function stillThere(processes: readonly ProcessInfo[]): Map<number, ProcessInfo>
   const args = ['-p', processes.map((info) => info.pid).join(','), ...columns];
   let output = '';
   try {
-    output = execFileSync('ps', args, {
+    output = childProcess().execFileSync('ps', args, {
       encoding: 'latin1',
       env: { ...process.env, LC_ALL: 'C' },
       stdio: ['ignore', 'pipe', 'ignore'],
