@@ -1,3 +1,4 @@
+import type { Ending } from '../tree/looks.js';
 /**
  * Gives the allocator's free pages back once the loop has been busy: one trim
  * `delayMs` after the first event of a burst, none while gsup is idle (no
@@ -10,7 +11,7 @@ export class IdleTrim {
   constructor(
     private readonly trim: () => void,
     private readonly delayMs: number,
-    done: AbortSignal,
+    done: Ending,
   ) {
     done.addEventListener('abort', () => clearTimeout(this.timer));
   }

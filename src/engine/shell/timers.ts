@@ -1,23 +1,43 @@
 import type { TimerName } from '../machine/step.js';
+import type { Ending } from '../tree/looks.js';
+
+/**
+ * An AbortController's signal, and no more: the first AbortController loads Node's EventTarget, about 1 ms of
+ * every start, and nothing hands this one to a Node API.
+ */
+class End implements Ending {
+  aborted = false;
+  private readonly listeners: Array<() => void> = [];
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    for (const listener of this.listeners.splice(0)) listener();
+  }
+}
 
 /**
  * The timers of one supervision, by name (setting one again replaces it).
- * One AbortController owns them all: `abort()` at the end clears every one.
+ * One end owns them all: `abort()` at the end clears every one.
  */
 export class Timers {
   /** Undefined once it fired or was cleared: never deleted (a Map that empties makes V8 a new table each time). */
   private readonly timers = new Map<TimerName, NodeJS.Timeout | undefined>();
-  private readonly controller = new AbortController();
+  private readonly end = new End();
 
   constructor(private readonly fire: (name: TimerName) => void) {
-    this.controller.signal.addEventListener('abort', () => {
+    this.end.addEventListener('abort', () => {
       for (const timer of this.timers.values()) clearTimeout(timer);
       this.timers.clear();
     });
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get signal(): Ending {
+    return this.end;
   }
 
   set(name: TimerName, ms: number): void {
@@ -46,6 +66,6 @@ export class Timers {
   }
 
   abort(): void {
-    this.controller.abort();
+    this.end.abort();
   }
 }

@@ -20,6 +20,7 @@ import type { CommandExit } from '../machine/values.js';
 import type { HeldInput } from '../machine/state.js';
 import { Handover } from '../listen/handover.js';
 import { TakerSamples } from '../listen/takers.js';
+import type { Ending } from '../tree/looks.js';
 
 // A trim this long after the first event of a burst (see IdleTrim).
 const TRIM_AFTER_MS = 1000;
@@ -31,7 +32,7 @@ export function wire(
   options: SuperviseOptions,
   platform: Platform,
   logger: Logger,
-  abort: AbortSignal,
+  abort: Ending,
   push: (event: EngineEvent) => void,
 ) {
   const cwd = options.cwd ?? '/';

@@ -2,6 +2,12 @@ import { monotonicMs } from '../../platform/clock.js';
 import type { ProcessTree } from './tree.js';
 import type { Snapshot } from '../machine/values.js';
 
+/** The end of one supervision, as its parts wait on it: an AbortSignal is one (the tests pass theirs). */
+export interface Ending {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+}
+
 /**
  * Looks at the tree on request, never two looks at once, and never sooner
  * after the last one than twice what a look costs (where a look spawns `ps`,
@@ -23,7 +29,7 @@ export class Looks {
     private readonly tree: ProcessTree,
     private readonly done: (snapshot: Snapshot) => void,
     private readonly fail: (error: unknown) => void,
-    private readonly abort: AbortSignal,
+    private readonly abort: Ending,
   ) {
     abort.addEventListener('abort', () => this.cancel());
   }
