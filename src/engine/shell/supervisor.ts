@@ -144,19 +144,6 @@ class Supervisor implements Shell {
     inbox?.attach((signal) => this.loop.now({ kind: 'signal', signal }));
     // Before the spawn: an orphan of its first millisecond comes here too.
     this.parts.children.reaping = adoptOrphans(this.platform, this.logger, this.config.subreaper);
-    checkIdentity(this.platform, this.logger);
-    // gsup's own group (never a target), read now: the first look, a stop's, has no /proc read more to wait for.
-    this.platform.processInfo(process.pid).then(
-      (info) => (this.ownPgid = info?.pgid ?? this.ownPgid),
-      () => {},
-    );
-    // CLI only: the probe is a signal to this very process (and is not forwarded).
-    if (inbox)
-      widenSignalPipe(
-        this.platform,
-        this.logger,
-        () => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)),
-      );
     this.unwatchChildren = this.platform.watchChildren(() => this.queue.push({ kind: 'child' }));
     const stopFirst = this.intake.stopBeforeSpawn(inbox?.swallowed, this.queue);
     if (
@@ -170,6 +157,21 @@ class Supervisor implements Shell {
     // A reload signal before the first spawn reloads nothing: the machine drops it, saying so.
     for (const reason of this.intake.reloadsBeforeSpawn(this.queue)) this.apply({ kind: 'reload', reason });
     this.apply({ kind: 'start', stopFirst });
+    // After the spawn, while the command starts (nothing here is needed before it; the loop has not turned yet,
+    // so no signal is forwarded before these are done).
+    checkIdentity(this.platform, this.logger);
+    // gsup's own group (never a target), read now: the first look, a stop's, has no /proc read more to wait for.
+    this.platform.processInfo(process.pid).then(
+      (info) => (this.ownPgid = info?.pgid ?? this.ownPgid),
+      () => {},
+    );
+    // CLI only: the probe is a signal to this very process (and is not forwarded).
+    if (inbox)
+      widenSignalPipe(
+        this.platform,
+        this.logger,
+        () => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)),
+      );
     this.loop.start();
     // The end waits for what deaths.ts still has to say (an OOM kill), a second at most.
     return done.then(async (result) => (await this.parts.deaths.settled(), result));
