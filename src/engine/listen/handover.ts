@@ -47,14 +47,15 @@ export class Handover {
     this.exec = typeof step === 'string' ? undefined : step;
   }
 
-  /** Run `run` starts: its fds, environment and exec step; its report channel read from now on. */
+  /** Run `run` starts: its fds, environment and exec step; its report channel read from its spawn on. */
   started(run: number, env: NodeJS.ProcessEnv): RunHandover {
     const sockets = this.held.fds();
     if (sockets.some((fd) => fd === undefined)) throw new Error('a held socket is missing at a spawn');
+    // Before the channel: nothing that can throw comes between its making and the spawn that takes it.
+    const nodeOptions = this.preload?.nodeOptions(env.NODE_OPTIONS);
     const pair = this.platform.sockets!.pair();
     if (typeof pair === 'string') throw new Error(`no report channel for run ${run}: ${pair}`);
     const [near, far] = pair;
-    this.channels.set(run, readReports(near, run, this.held.names, this.heard));
     const { LISTEN_PID: _, ...rest } = env;
     const runEnv: NodeJS.ProcessEnv = {
       ...rest,
@@ -63,7 +64,6 @@ export class Handover {
       [LISTEN_ID]: this.held.id(),
       [REPORT_FD]: String(FIRST_FD + sockets.length),
     };
-    const nodeOptions = this.preload?.nodeOptions(env.NODE_OPTIONS);
     if (this.preload) {
       if (nodeOptions === undefined) delete runEnv.NODE_OPTIONS;
       else runEnv.NODE_OPTIONS = nodeOptions;
@@ -72,7 +72,12 @@ export class Handover {
       fds: [...(sockets as number[]), far],
       env: runEnv,
       exec: this.exec,
-      spawned: () => this.platform.sockets!.close(far),
+      // Read from once the run is spawned, while the command starts: reading needs node:net (about 5 ms of a
+      // start), and what the run says waits in the channel until then.
+      spawned: () => {
+        this.platform.sockets!.close(far);
+        this.channels.set(run, readReports(near, run, this.held.names, this.heard));
+      },
     };
   }
 
