@@ -22,15 +22,24 @@ async function setup(preload?: (app: string | undefined) => string | undefined) 
   const held = HeldSockets.bind([{ name: 'web', host: '127.0.0.1', family: 4, port }], linuxPlatform) as HeldSockets;
   cleanups.push(() => held.shut(['web']));
   const heard: HeldInput[] = [];
+  // The far ends the test holds, as a run's processes would: gsup's close of its copy leaves them open.
+  const kept = new Set<number>();
+  const sockets = linuxPlatform.sockets!;
+  const platform = {
+    ...linuxPlatform,
+    sockets: { ...sockets, close: (fd: number) => kept.has(fd) || sockets.close(fd) },
+  };
+  const keep = (fd: number) => kept.add(fd);
+  const release = (fd: number) => (kept.delete(fd), sockets.close(fd));
   const handover = new Handover(
     held,
-    linuxPlatform,
+    platform,
     silent,
     (input) => heard.push(input),
     preload && { nodeOptions: preload },
   );
   cleanups.push(() => handover.close());
-  return { held, heard, handover, port };
+  return { held, heard, handover, port, keep, release };
 }
 
 const say = (fd: number, text: string) => writeSync(fd, text);
@@ -67,10 +76,14 @@ describe.runIf(process.platform === 'linux')('Handover', () => {
   });
 
   it('words of a run count for that run alone; what is not a word is dropped; the end is said once', async () => {
-    const { heard, handover } = await setup();
+    const { heard, handover, keep, release } = await setup();
     const one = handover.started(1, {});
     const two = handover.started(2, {});
     const far = (run: typeof one) => run.fds[1];
+    keep(far(one));
+    keep(far(two));
+    one.spawned();
+    two.spawned();
     say(far(one), '{"word":"listen","name":"web","pid":101}\n');
     say(far(two), '{"word":"listen","name":"web","pid":201}\n{"word":"close","name":"web","pid":201}\n');
     // Not words: a name gsup does not hold, no pid, not JSON, a line far too long (dropped to its end).
@@ -79,7 +92,7 @@ describe.runIf(process.platform === 'linux')('Handover', () => {
     say(far(one), '{"word":"close","name":"web",');
     say(far(one), '"pid":101}\n');
     await waitFor(() => heard.length >= 4, 'four words');
-    one.spawned(); // the far end's last holder gone: the channel ends
+    release(far(one)); // the far end's last holder gone: the channel ends
     await waitFor(() => heard.some((input) => input.kind === 'report-closed'), "run 1's end");
     const of = (run: number) => heard.filter((input) => input.run === run);
     expect(of(1)).toEqual([
@@ -93,8 +106,22 @@ describe.runIf(process.platform === 'linux')('Handover', () => {
     ]);
     // A retired run's channel is let go: its end says nothing more.
     handover.retire(2);
-    two.spawned();
+    release(far(two));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(heard).toHaveLength(5);
+  });
+
+  it('a word said before the spawn waits in the channel: read from the spawn on (node:net loads only then)', async () => {
+    const { heard, handover, keep, release } = await setup();
+    const run = handover.started(1, {});
+    const far = run.fds[1];
+    keep(far);
+    cleanups.push(() => release(far));
+    say(far, '{"word":"listen","name":"web","pid":101}\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(heard).toEqual([]);
+    run.spawned();
+    await waitFor(() => heard.length >= 1, 'the word');
+    expect(heard).toEqual([{ kind: 'socket-taken', run: 1, name: 'web', pid: 101, seen: 'word' }]);
   });
 });
