@@ -34,8 +34,14 @@ export class Pm2Supervision {
   /** God daemons sent `pm2 kill` (processKey): their pid file goes away then, as expected. */
   private readonly killed = new Set<string>();
   private readonly proof: GodProof;
-  /** Resolved once, before the command starts. */
-  private readonly cli: Pm2Cli;
+  /**
+   * Resolved once, as the command starts (`findCli`, right after its first spawn, before gsup's loop turns):
+   * a PATH search and a walk up to / that `gsup -- node app.js` need not wait for. A CLI put there later is
+   * never taken.
+   */
+  private found?: Pm2Cli;
+  private readonly command: string;
+  private readonly cwd: string;
 
   constructor(
     private readonly platform: Platform,
@@ -49,7 +55,18 @@ export class Pm2Supervision {
     token: string,
   ) {
     this.proof = new GodProof(platform, env, cwd, reaping, token);
-    this.cli = resolvePm2Cli(command, env, cwd);
+    this.command = command;
+    this.cwd = cwd;
+  }
+
+  /** The pm2 CLI `pm2 kill` would run, found now and kept (the shell asks once the first run is spawned). */
+  findCli(): void {
+    this.found ??= resolvePm2Cli(this.command, this.env, this.cwd);
+  }
+
+  private get cli(): Pm2Cli {
+    this.findCli();
+    return this.found!;
   }
 
   noteClis(snapshot: Snapshot): void {

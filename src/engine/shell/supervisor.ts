@@ -160,6 +160,7 @@ class Supervisor implements Shell {
     // After the spawn, while the command starts (nothing here is needed before it; the loop has not turned yet,
     // so no signal is forwarded before these are done).
     checkIdentity(this.platform, this.logger);
+    this.parts.pm2?.findCli();
     // gsup's own group (never a target), read now: the first look, a stop's, has no /proc read more to wait for.
     this.platform.processInfo(process.pid).then(
       (info) => (this.ownPgid = info?.pgid ?? this.ownPgid),

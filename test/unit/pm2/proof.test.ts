@@ -58,6 +58,7 @@ function setup({
   const env = { PM2_HOME: home, PATH: path || cliDir };
   if (!path) plantCli(cliDir);
   const supervision = new Pm2Supervision(platform, tree, logger, env, () => true, 'node', cwd, TOKEN);
+  supervision.findCli(); // as the shell does once the first run is spawned
   return { platform, tree, supervision, lines, home };
 }
 
@@ -330,7 +331,7 @@ describe('pm2-runtime is recognised by the program it runs', () => {
   });
 });
 
-describe('the pm2 CLI: found once, before the command starts, where only root or gsup’s user can write', () => {
+describe('the pm2 CLI: found once, as the command starts, where only root or gsup’s user can write', () => {
   it('a CLI in a folder writable by others or by its group is not taken; the next candidate is', () => {
     const base = tempDir();
     const open = plantCli(join(base, 'open', 'bin'));
