@@ -47,6 +47,27 @@ export function widenSignalPipe(platform: Platform, logger: Logger, probe: () =>
 }
 
 /**
+ * What start-up leaves until the command runs (the loop's first turn): the pidfd check said once, the pm2 CLI
+ * found, gsup's own group read (never a target: the first look, a stop's, then has no /proc read more to wait
+ * for), and, given the probe (the CLI's), the signal pipe widened.
+ */
+export function settleStart(
+  platform: Platform,
+  logger: Logger,
+  pm2: { findCli(): void } | undefined,
+  ownGroup: (pgid: number) => void,
+  probe: (() => void) | undefined,
+): void {
+  checkIdentity(platform, logger);
+  pm2?.findCli();
+  platform.processInfo(process.pid).then(
+    (info) => info && ownGroup(info.pgid),
+    () => {},
+  );
+  if (probe) widenSignalPipe(platform, logger, probe);
+}
+
+/**
  * Group target with gsup's own terminal (`docker run -it`): the command's
  * new session takes it, so shells have job control and /dev/tty opens.
  * Returns the argv prefix that does it at the spawn, or undefined (a plain

@@ -12,7 +12,7 @@ import { EventLoop, messageOf } from './event-loop.js';
 import { SignalIntake } from './intake.js';
 import { LostChildWatch } from './lost-child.js';
 import { EventQueue, type EngineEvent } from './queue.js';
-import { adoptOrphans, checkIdentity, handOverTerminal, widenSignalPipe } from './start-steps.js';
+import { adoptOrphans, handOverTerminal, settleStart } from './start-steps.js';
 import { effectTable, eventTable, type Shell, type Table } from './tables.js';
 import { Timers } from './timers.js';
 import { wire, type Parts } from './wiring.js';
@@ -157,22 +157,12 @@ class Supervisor implements Shell {
     // A reload signal before the first spawn reloads nothing: the machine drops it, saying so.
     for (const reason of this.intake.reloadsBeforeSpawn(this.queue)) this.apply({ kind: 'reload', reason });
     this.apply({ kind: 'start', stopFirst });
-    // After the spawn, while the command starts (nothing here is needed before it; the loop has not turned yet,
-    // so no signal is forwarded before these are done).
-    checkIdentity(this.platform, this.logger);
-    this.parts.pm2?.findCli();
-    // gsup's own group (never a target), read now: the first look, a stop's, has no /proc read more to wait for.
-    this.platform.processInfo(process.pid).then(
-      (info) => (this.ownPgid = info?.pgid ?? this.ownPgid),
-      () => {},
-    );
-    // CLI only: the probe is a signal to this very process (and is not forwarded).
-    if (inbox)
-      widenSignalPipe(
-        this.platform,
-        this.logger,
-        () => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)),
-      );
+    // After the spawn, at the loop's first turn (setImmediate: after what that turn brings, a command that is
+    // already gone among it): none of it is needed before then, and `gsup -- true` need not wait for it.
+    // CLI only: the signal pipe's probe is a signal to this very process (and is not forwarded).
+    const probe = inbox && (() => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)));
+    const ownGroup = (pgid: number) => (this.ownPgid = pgid);
+    setImmediate(() => this.over || settleStart(this.platform, this.logger, this.parts.pm2, ownGroup, probe));
     this.loop.start();
     // The end waits for what deaths.ts still has to say (an OOM kill), a second at most.
     return done.then(async (result) => (await this.parts.deaths.settled(), result));
