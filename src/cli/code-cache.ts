@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 
 /**
@@ -35,6 +35,13 @@ export function loadBundle(file: string): Bundle {
   const text = source.toString(isAscii(source) ? 'latin1' : 'utf8');
   const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData: cacheFor(file, source) });
   const require = createRequire(file);
+  // A bundle this one requires that is loaded already (the CLI's `./inbox.cjs`): its exports, without the
+  // resolution a require() does first (a stat and a realpath, ~0.7 ms of a start).
+  const loaded = (id: string) => loadedBundles.find((bundle) => bundle.file === join(dirname(file), id));
+  const bundleRequire = Object.assign(
+    (id: string) => (id.startsWith('./') && loaded(id)?.exports) || require(id),
+    require,
+  );
   const module = {
     id: file,
     filename: file,
@@ -43,7 +50,7 @@ export function loadBundle(file: string): Bundle {
     children: [],
     paths: [],
   };
-  script.runInThisContext()(module.exports, require, module, file, dirname(file));
+  script.runInThisContext()(module.exports, bundleRequire, module, file, dirname(file));
   module.loaded = true;
   require.cache[file] = module as unknown as NodeJS.Module;
   const bundle = { file, exports: module.exports, script, source };
