@@ -35,13 +35,10 @@ export class Pm2Supervision {
   private readonly killed = new Set<string>();
   private readonly proof: GodProof;
   /**
-   * Resolved once, as the command starts (`findCli`, right after its first spawn, before gsup's loop turns):
-   * a PATH search and a walk up to / that `gsup -- node app.js` need not wait for. A CLI put there later is
-   * never taken.
+   * Resolved once, as the command starts (`findCli`, at the loop's first turn): a PATH search and a walk up to /
+   * that `gsup -- node app.js` need not wait for. A CLI put there later is never taken.
    */
   private found?: Pm2Cli;
-  private readonly command: string;
-  private readonly cwd: string;
 
   constructor(
     private readonly platform: Platform,
@@ -49,14 +46,12 @@ export class Pm2Supervision {
     private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv,
     reaping: () => boolean,
-    command: string,
-    cwd: string,
+    private readonly command: string,
+    private readonly cwd: string,
     /** This gsup's token: the mark its runs carry (Provenance). */
     token: string,
   ) {
     this.proof = new GodProof(platform, env, cwd, reaping, token);
-    this.command = command;
-    this.cwd = cwd;
   }
 
   /** The pm2 CLI `pm2 kill` would run, found now and kept (the shell asks once the first run is spawned). */
