@@ -251,7 +251,11 @@ describe('signals at start-up', () => {
     // A reload starts run 2 within milliseconds of run 1: both printers ready (handlers in) before the SIGTERM,
     // else the current run (run 1) may die of it before its handler, and gsup rightly says 143.
     const printers = taken === 'reloading' ? 2 : 1;
-    await waitFor(() => run.count(new RegExp(`^ready \\(pid: \\d+, ${name}\\)$`)) >= printers, 'the printers ready');
+    await waitFor(
+      () => run.count(new RegExp(`^ready \\(pid: \\d+, ${name}\\)$`)) >= printers,
+      'the printers ready',
+      20_000,
+    );
     run.signal('SIGTERM');
     expect(await run.finished(10_000), run.transcript()).toEqual({ code: 0, signal: null });
     const said = run.stderr.filter((line) => line.includes('SIGHUP'));
