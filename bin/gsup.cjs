@@ -19,9 +19,12 @@ const { join } = require('node:path');
 const { loadBundle } = require('../dist/code-cache.cjs');
 const dist = join(__dirname, '..', 'dist');
 const { apart, listen } = loadBundle(join(dist, 'inbox.cjs')).exports;
+// A start with --listen (or GSUP_LISTEN) takes the cache a start of its kind made (src/cli/code-cache.ts).
+const listens =
+  !!process.env.GSUP_LISTEN || process.argv.some((arg) => arg === '--listen' || arg.startsWith('--listen='));
 apart((carried) => {
   const inbox = listen(carried, early);
-  loadBundle(join(dist, 'cli.cjs'))
+  loadBundle(join(dist, 'cli.cjs'), listens ? 'listen' : undefined)
     .exports.main(process.argv.slice(2), inbox)
     .then((code) => process.exit(code));
 });

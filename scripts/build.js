@@ -104,7 +104,7 @@ for (const name of ['code-cache', 'inbox', 'cli', 'flags']) {
 }
 // V8's code cache of the CLI's bundles, made by one start of each kind (scripts/code-cache.cjs). Without
 // it gsup works the same, only slower to start: a failure here is a warning.
-for (const which of ['cli', 'flags']) {
+for (const which of ['cli', 'listen', 'flags']) {
   try {
     const env = { ...process.env };
     delete env.NODE_OPTIONS; // as gsup runs: without them (apart.ts), so V8's flags are the same
@@ -114,7 +114,7 @@ for (const which of ['cli', 'flags']) {
       stdio: 'inherit',
     });
   } catch (error) {
-    console.warn(`build: no code cache for ${which}.cjs (${error.message.split('\n')[0]}): gsup starts slower`);
+    console.warn(`build: no code cache of a ${which} start (${error.message.split('\n')[0]}): gsup starts slower`);
   }
 }
 execFileSync(

@@ -29,11 +29,16 @@ const LENGTH_BYTES = 4;
 /** Every bundle loaded so far, for the build to write their caches after a start (scripts/code-cache.cjs). */
 export const loadedBundles: Bundle[] = [];
 
-export function loadBundle(file: string): Bundle {
+/**
+ * `kind`: which start's cache (`NAME.cjs.KIND.cache`): a start with --listen runs code a plain one does not, and a
+ * cache holds what the start that made it compiled (scripts/code-cache.cjs makes one of each).
+ */
+export function loadBundle(file: string, kind?: string): Bundle {
   const source = readFileSync(file);
   // The build escapes what is not ASCII (scripts/build.js): latin1 is then the same text, read faster.
   const text = source.toString(isAscii(source) ? 'latin1' : 'utf8');
-  const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData: cacheFor(file, source) });
+  const cachedData = cacheFor(cacheFile(file, kind), source);
+  const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData });
   const require = createRequire(file);
   // A bundle this one requires that is loaded already (the CLI's `./inbox.cjs`): its exports, without the
   // resolution a require() does first (a stat and a realpath, ~0.7 ms of a start).
@@ -58,10 +63,14 @@ export function loadBundle(file: string): Bundle {
   return bundle;
 }
 
-function cacheFor(file: string, source: Buffer): Buffer | undefined {
+function cacheFile(file: string, kind: string | undefined): string {
+  return kind === undefined ? `${file}.cache` : `${file}.${kind}.cache`;
+}
+
+function cacheFor(path: string, source: Buffer): Buffer | undefined {
   let cache: Buffer;
   try {
-    cache = readFileSync(`${file}.cache`);
+    cache = readFileSync(path);
   } catch {
     return undefined; // none built (Windows, a build that could not run gsup): compiled as usual
   }
@@ -71,8 +80,9 @@ function cacheFor(file: string, source: Buffer): Buffer | undefined {
 }
 
 /** The build's: after a start has run, what V8 compiled for the bundle, with the source it is for. */
-export function writeCodeCache(bundle: Bundle): void {
+export function writeCodeCache(bundle: Bundle, kind?: string): void {
   const length = Buffer.alloc(LENGTH_BYTES);
   length.writeUInt32LE(bundle.source.length);
-  writeFileSync(`${bundle.file}.cache`, Buffer.concat([length, bundle.source, bundle.script.createCachedData()]));
+  const data = Buffer.concat([length, bundle.source, bundle.script.createCachedData()]);
+  writeFileSync(cacheFile(bundle.file, kind), data);
 }

@@ -9,8 +9,8 @@ import { ROOT } from '../helpers/gsup.js';
 // by the Node that built it, loaded as bin/gsup.cjs loads them.
 describe('the code cache of dist/', () => {
   it('inbox.cjs, cli.cjs and flags.cjs each have one, and V8 takes each', () => {
-    for (const name of ['inbox', 'cli', 'flags'])
-      expect(existsSync(join(ROOT, 'dist', `${name}.cjs.cache`))).toBe(true);
+    for (const name of ['inbox.cjs', 'cli.cjs', 'flags.cjs', 'cli.cjs.listen'])
+      expect(existsSync(join(ROOT, 'dist', `${name}.cache`))).toBe(true);
     const script = `
       const { loadBundle, loadedBundles } = require(${JSON.stringify(join(ROOT, 'dist/code-cache.cjs'))});
       const { apart, listen } = loadBundle(${JSON.stringify(join(ROOT, 'dist/inbox.cjs'))}).exports;
@@ -29,6 +29,16 @@ describe('the code cache of dist/', () => {
       ['cli.cjs', false],
       ['flags.cjs', false],
     ]);
+  });
+
+  it('a start with --listen takes the cache a start of its kind made (cli.cjs.listen.cache), and V8 takes it', () => {
+    const script = `
+      const { loadBundle } = require(${JSON.stringify(join(ROOT, 'dist/code-cache.cjs'))});
+      loadBundle(${JSON.stringify(join(ROOT, 'dist/inbox.cjs'))});
+      const cli = loadBundle(${JSON.stringify(join(ROOT, 'dist/cli.cjs'))}, 'listen');
+      console.log(JSON.stringify([cli.script.cachedDataRejected]));`;
+    const { NODE_OPTIONS: _, ...env } = process.env;
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', env }))).toEqual([false]);
   });
 });
 
