@@ -35,10 +35,14 @@ const HEAP_FOR_MEMORY_AFTER_MS = 1000;
  * start, not first thing: V8 refuses the code cache of whatever is compiled
  * after its flags change, Node's for its own modules (node:child_process
  * alone then costs 3 ms more) and the build's for dist/ (src/cli/code-cache.ts);
- * and the start pays only for starting.
+ * and the start pays only for starting. And no TurboFan from then on: each
+ * optimizing compile malloc'd 2-5 MiB (its zones) for ~100 ms, gsup's peaks
+ * as PID 1 under churn (bench/soak.js 120 --daemons: 18.8 MiB, 14.4-14.8
+ * without). Its code mostly waits on syscalls: its CPU there stayed about the
+ * same (10.1-10.5 s in 120 s, against 9.8).
  */
 function heapForMemory(): void {
-  const flags = '--optimize-for-size --semi-space-growth-factor=1';
+  const flags = '--optimize-for-size --semi-space-growth-factor=1 --no-opt';
   const set = () => void import('node:v8').then((v8) => v8.setFlagsFromString(flags));
   setTimeout(set, HEAP_FOR_MEMORY_AFTER_MS).unref();
 }
