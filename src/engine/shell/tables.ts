@@ -142,7 +142,7 @@ export function effectTable(shell: Shell): Table<Effect, void> {
 export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void>> {
   return {
     signal: (event) => signalled(shell, event.signal),
-    stop: (event) => shell.apply({ kind: 'stop-signal', signal: event.signal, reason: event.reason }),
+    stop: (event) => askedToStop(shell, event.signal, event.reason),
     'command-exit': (event) => exited(shell, event.run, event.exit),
     child: () => {
       if (!reap(shell)) shell.apply({ kind: 'child-gone', treeGone: treeGone(shell) });
@@ -166,10 +166,16 @@ export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void
   };
 }
 
+/** gsup is asked to stop: the machine decides, after the CLI's word (its V8 tuned for the stop). */
+function askedToStop(shell: Shell, signal: SignalName, reason: string): void {
+  shell.options.stopping?.();
+  shell.apply({ kind: 'stop-signal', signal, reason });
+}
+
 /** A signal received: a stop goes to the machine; any other is forwarded now (forward first, log after). */
 function signalled(shell: Shell, received: SignalName): void {
   const intake = shell.intake.take(received);
-  if (intake.kind === 'stop') shell.apply({ kind: 'stop-signal', signal: intake.signal, reason: intake.reason });
+  if (intake.kind === 'stop') askedToStop(shell, intake.signal, intake.reason);
   else if (intake.kind === 'reload') shell.apply({ kind: 'reload', reason: intake.reason });
   else if (intake.kind === 'forward') {
     if (intake.signal) shell.options.status?.countForward(intake.signal);

@@ -577,6 +577,19 @@ describe('supervise (unit, injected spawn and platform)', () => {
     expect(platform.kills.some((kill) => kill.pid === -500 && kill.signal === 'SIGKILL')).toBe(true);
   });
 
+  it('asked to stop (a stop signal, or stop()): the `stopping` hook runs once each time, before the stop is sent; a forwarded signal or the command alone never', async () => {
+    const { platform, start } = shellSetup();
+    const seen: number[] = [];
+    const handle = start({ stopping: () => seen.push(platform.kills.length) });
+    handle.signal('SIGUSR1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toEqual([]);
+    handle.signal('SIGTERM');
+    await handle.exited;
+    expect(seen).toEqual([1]); // the SIGUSR1 sent before; the stop's SIGTERM after
+    expect(platform.kills.map((kill) => kill.signal)).toEqual(['SIGUSR1', 'SIGTERM']);
+  });
+
   it("job control: SIGTSTP goes to the command's group as SIGSTOP (its group is orphaned), then gsup suspends itself", async () => {
     const { platform, start } = shellSetup();
     let suspended = 0;
