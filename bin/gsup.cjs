@@ -20,8 +20,9 @@ const { loadBundle } = require('../dist/code-cache.cjs');
 const dist = join(__dirname, '..', 'dist');
 const { apart, listen } = loadBundle(join(dist, 'inbox.cjs')).exports;
 // A start with --listen (or GSUP_LISTEN) takes the cache a start of its kind made (src/cli/code-cache.ts).
-const listens =
-  !!process.env.GSUP_LISTEN || process.argv.some((arg) => arg === '--listen' || arg.startsWith('--listen='));
+// Only gsup's own options count: those before `--` (the command's own may say --listen too).
+const own = process.argv.slice(2, process.argv.includes('--') ? process.argv.indexOf('--') : undefined);
+const listens = !!process.env.GSUP_LISTEN || own.some((arg) => arg === '--listen' || arg.startsWith('--listen='));
 apart((carried) => {
   const inbox = listen(carried, early);
   loadBundle(join(dist, 'cli.cjs'), listens ? 'listen' : undefined)

@@ -44,19 +44,21 @@ const HEAP_FOR_MEMORY_AFTER_MS = 1000;
  * 4.0 s without it, 2.9 s with it (bench/run.js --only stops).
  */
 function heapForMemory(): void {
-  const flags = '--optimize-for-size --semi-space-growth-factor=1 --no-opt';
   const set = () =>
     void import('node:v8').then((v8) => {
-      v8.setFlagsFromString(flags);
+      // A stop asked for within the first second keeps TurboFan (optimizeForTheStop).
+      v8.setFlagsFromString(`--optimize-for-size --semi-space-growth-factor=1${stopAsked ? '' : ' --no-opt'}`);
       turbofanBack = () => v8.setFlagsFromString('--opt');
     });
   setTimeout(set, HEAP_FOR_MEMORY_AFTER_MS).unref();
 }
 
 let turbofanBack: (() => void) | undefined;
+let stopAsked = false;
 
 /** Asked to stop: TurboFan again (heapForMemory), once; a stop's looks at a large tree are hot loops. */
 function optimizeForTheStop(): void {
+  stopAsked = true;
   turbofanBack?.();
   turbofanBack = undefined;
 }

@@ -37,7 +37,9 @@ export function loadBundle(file: string, kind?: string): Bundle {
   const source = readFileSync(file);
   // The build escapes what is not ASCII (scripts/build.js): latin1 is then the same text, read faster.
   const text = source.toString(isAscii(source) ? 'latin1' : 'utf8');
-  const cachedData = cacheFor(cacheFile(file, kind), source);
+  // No cache of that kind (a build that could not make it): the plain start's serves all the same.
+  const cachedData =
+    cacheFor(cacheFile(file, kind), source) ?? (kind ? cacheFor(cacheFile(file, undefined), source) : undefined);
   const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData });
   const require = createRequire(file);
   // A bundle this one requires that is loaded already (the CLI's `./inbox.cjs`): its exports, without the

@@ -44,8 +44,8 @@ function processClass(): ProcessClass | null {
   if (handleClass !== undefined) return handleClass;
   handleClass = null;
   const warns =
-    process.execArgv.some((arg) => arg.startsWith('--pending-deprecation')) ||
-    /--pending-deprecation/.test(process.env.NODE_OPTIONS ?? '') ||
+    process.execArgv.some((arg) => /^--pending[-_]deprecation/.test(arg)) ||
+    /--pending[-_]deprecation/.test(process.env.NODE_OPTIONS ?? '') ||
     process.env.NODE_PENDING_DEPRECATION === '1';
   if (warns) return null;
   try {
@@ -68,6 +68,10 @@ function processClass(): ProcessClass | null {
 export function directSpawn(command: string, args: string[], options: Asked): Spawned | undefined {
   const Process = processClass();
   if (!Process || options.ipc || options.stdio === 'pipe') return undefined;
+  // What Node validates with its own errors (an empty command, a number in argv from plain JS, a URL as cwd).
+  const plain = (value: unknown) => typeof value === 'string' && !value.includes('\0');
+  if (command === '' || ![command, ...args].every(plain) || (options.cwd !== undefined && !plain(options.cwd)))
+    return undefined;
   const argv = [command, ...args];
   const env = options.env ?? process.env;
   const envPairs: string[] = [];
@@ -75,8 +79,7 @@ export function directSpawn(command: string, args: string[], options: Asked): Sp
     const value = env[key];
     if (value !== undefined) envPairs.push(`${key}=${value}`);
   }
-  const strings = [...argv, ...envPairs, options.cwd ?? ''];
-  if (strings.some((text) => text.includes('\0'))) return undefined;
+  if (envPairs.some((pair) => pair.includes('\0'))) return undefined;
   const std =
     options.stdio === 'ignore'
       ? [{ type: 'ignore' }, { type: 'ignore' }, { type: 'ignore' }]

@@ -58,13 +58,24 @@ export function settleStart(
   ownGroup: (pgid: number) => void,
   probe: (() => void) | undefined,
 ): void {
-  checkIdentity(platform, logger);
-  pm2?.findCli();
-  platform.processInfo(process.pid).then(
-    (info) => info && ownGroup(info.pgid),
-    () => {},
+  // The command runs by now: a step that throws (no fd left: EMFILE) is said, never gsup's end.
+  const step = (name: string, act: () => void) => {
+    try {
+      act();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      logger.warn('start-step', `${name} skipped: ${reason}`, { step: name, reason });
+    }
+  };
+  step('the pidfd check', () => checkIdentity(platform, logger));
+  step("the pm2 CLI's search", () => pm2?.findCli());
+  step("the read of gsup's own group", () =>
+    platform.processInfo(process.pid).then(
+      (info) => info && ownGroup(info.pgid),
+      () => {},
+    ),
   );
-  if (probe) widenSignalPipe(platform, logger, probe);
+  if (probe) step("the signal pipe's widening", () => widenSignalPipe(platform, logger, probe));
 }
 
 /**

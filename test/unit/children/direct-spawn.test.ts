@@ -107,10 +107,15 @@ describe.skipIf(!posix)('directSpawn', () => {
     },
   );
 
-  it('left to node:child_process: piped output, an IPC channel, a NUL in a string', () => {
+  it('left to node:child_process: piped output, an IPC channel, a NUL in a string, what Node validates', () => {
     expect(directSpawn('true', [], { ...base, stdio: 'pipe' })).toBeUndefined();
     expect(directSpawn('true', [], { ...base, ipc: () => {} })).toBeUndefined();
     expect(directSpawn('true', ['a\0b'], base)).toBeUndefined();
     expect(directSpawn('true', [], { ...base, env: { A: 'a\0b' } })).toBeUndefined();
+    // What Node checks with its own errors, from plain JS callers of the library: an empty command, a number in
+    // argv, a URL as the directory.
+    expect(directSpawn('', [], base)).toBeUndefined();
+    expect(directSpawn('echo', [5 as unknown as string], base)).toBeUndefined();
+    expect(directSpawn('true', [], { ...base, cwd: new URL('file:///') as unknown as string })).toBeUndefined();
   });
 });

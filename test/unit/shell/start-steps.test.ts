@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { settleStart } from '../../../src/engine/shell/start-steps.js';
+import { Logger } from '../../../src/output/log.js';
+import { FakePlatform } from '../../helpers/fake-platform.js';
+
+// What start-up leaves until the command runs (the loop's first turn): by then the command runs, so a step that
+// throws is said and skipped, never gsup's end (which would leave the command unsupervised).
+
+describe('settleStart', () => {
+  it('a step that throws (no fd left) is said once and skipped; the others still run', async () => {
+    const platform = new FakePlatform();
+    platform.add({ pid: process.pid, ppid: 1, pgid: 77, sid: 77 });
+    platform.checkIdentity = () => {
+      throw new Error('EMFILE: too many open files, pidfd_open');
+    };
+    platform.widenSignalPipe = () => {
+      throw new Error("EMFILE: too many open files, scandir '/proc/self/fd'");
+    };
+    const lines: string[] = [];
+    const logger = new Logger({ verbosity: 0, write: (line) => lines.push(line.trim()) });
+    let found = 0;
+    let group: number | undefined;
+    const settle = () =>
+      settleStart(
+        platform,
+        logger,
+        { findCli: () => found++ },
+        (pgid) => (group = pgid),
+        () => {},
+      );
+    expect(settle).not.toThrow();
+    expect(found).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(group).toBe(77);
+    expect(lines).toEqual([
+      '[gsup] the pidfd check skipped: EMFILE: too many open files, pidfd_open',
+      "[gsup] the signal pipe's widening skipped: EMFILE: too many open files, scandir '/proc/self/fd'",
+    ]);
+  });
+});
