@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 
 // Node modules loaded on first use, not at start: node:child_process brings net, stream and dgram along (about
 // 6 ms of every start, a twentieth of `node -e 0`), and `gsup -- cmd` needs none of them (its runs are spawned by
-// engine/children/direct-spawn.ts); node:net only under --listen.
+// engine/children/spawn.ts: directSpawn); node:net only under --listen.
 
 const load = createRequire(import.meta.url);
 let loadedChildProcess: typeof import('node:child_process') | undefined;

@@ -43,7 +43,7 @@ describe('the code cache of dist/', () => {
 });
 
 // What a plain start loads of Node's own modules: node:child_process brings net, stream and dgram (about 6 ms of
-// a start); a run is spawned without it (src/engine/children/direct-spawn.ts), and node:net comes only with --listen.
+// a start); a run is spawned without it (directSpawn in src/engine/children/spawn.ts), and node:net comes only with --listen.
 describe('the Node modules `gsup -- true` loads', () => {
   it('neither node:child_process, node:net nor an AbortController, and the run still ends with its status', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsup-modules-'));
