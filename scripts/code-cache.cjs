@@ -2,7 +2,6 @@
 // Run by the build (scripts/build.js): one start of gsup as bin/gsup.cjs does
 // it, `gsup [FLAG] -- node -e 0`, then V8's code cache of each bundle it
 // loaded, written beside it (src/cli/code-cache.ts). `cli`: the inbox and the CLI;
-// `listen`: the CLI again, as a start with --listen runs it (cli.cjs.listen.cache);
 // `flags`: with an option of gsup's own, for commander's bundle (flags.cjs).
 const { join } = require('node:path');
 const { loadBundle, loadedBundles, writeCodeCache } = require('../dist/code-cache.cjs');
@@ -27,8 +26,8 @@ const cached = which === 'flags' ? ['flags.cjs'] : which === 'listen' ? ['cli.cj
 const kind = which === 'listen' ? 'listen' : undefined;
 async function start() {
   const port = which === 'listen' ? await freePort() : undefined;
-  const held = { GSUP_LISTEN: `127.0.0.1:${port}`, GSUP_LISTEN_PRELOAD: '0', GSUP_VERBOSE: '-1' };
-  if (port !== undefined) Object.assign(process.env, held);
+  if (port !== undefined)
+    Object.assign(process.env, { GSUP_LISTEN: `127.0.0.1:${port}`, GSUP_LISTEN_PRELOAD: '0', GSUP_VERBOSE: '-1' });
   const { apart, listen } = loadBundle(join(dist, 'inbox.cjs')).exports;
   apart((carried) => {
     const inbox = listen(carried);

@@ -45,22 +45,22 @@ const HEAP_FOR_MEMORY_AFTER_MS = 1000;
  */
 function heapForMemory(): void {
   const set = () =>
-    void import('node:v8').then((v8) => {
+    void import('node:v8').then((loaded) => {
+      v8 = loaded;
       // A stop asked for within the first second keeps TurboFan (optimizeForTheStop).
       v8.setFlagsFromString(`--optimize-for-size --semi-space-growth-factor=1${stopAsked ? '' : ' --no-opt'}`);
-      turbofanBack = () => v8.setFlagsFromString('--opt');
     });
   setTimeout(set, HEAP_FOR_MEMORY_AFTER_MS).unref();
 }
 
-let turbofanBack: (() => void) | undefined;
+let v8: typeof import('node:v8') | undefined;
 let stopAsked = false;
 
 /** Asked to stop: TurboFan again (heapForMemory), once; a stop's looks at a large tree are hot loops. */
 function optimizeForTheStop(): void {
+  if (stopAsked) return;
   stopAsked = true;
-  turbofanBack?.();
-  turbofanBack = undefined;
+  v8?.setFlagsFromString('--opt');
 }
 
 async function run(options: CliOptions, inbox: SignalInbox, started: () => void): Promise<number> {
