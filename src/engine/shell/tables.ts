@@ -166,10 +166,10 @@ export function eventTable(shell: Shell): Table<EngineEvent, void | Promise<void
   };
 }
 
-/** gsup is asked to stop: the machine decides, after the CLI's word (its V8 tuned for the stop). */
+/** gsup is asked to stop: the machine decides (and sends first), then the CLI's word (its V8 tuned for the stop). */
 function askedToStop(shell: Shell, signal: SignalName, reason: string): void {
-  shell.options.stopping?.();
   shell.apply({ kind: 'stop-signal', signal, reason });
+  shell.options.stopping?.();
 }
 
 /** A signal received: a stop goes to the machine; any other is forwarded now (forward first, log after). */

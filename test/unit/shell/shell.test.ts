@@ -577,7 +577,7 @@ describe('supervise (unit, injected spawn and platform)', () => {
     expect(platform.kills.some((kill) => kill.pid === -500 && kill.signal === 'SIGKILL')).toBe(true);
   });
 
-  it('asked to stop (a stop signal, or stop()): the `stopping` hook runs once each time, before the stop is sent; a forwarded signal or the command alone never', async () => {
+  it('asked to stop (a stop signal, or stop()): the `stopping` hook runs once, once the machine took the stop (its signal goes after a look); a forwarded signal never', async () => {
     const { platform, start } = shellSetup();
     const seen: number[] = [];
     const handle = start({ stopping: () => seen.push(platform.kills.length) });
