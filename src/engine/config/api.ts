@@ -26,7 +26,7 @@ export interface SuperviseOptions extends ConfigOptions {
   terminal?: boolean;
   /** Job control: how gsup stops itself after forwarding SIGTSTP/SIGTTIN/SIGTTOU (the CLI sends itself SIGSTOP). */
   suspendSelf?: () => void;
-  /** Called as gsup is asked to stop (a stop signal, or the handle's stop()), once the stop is under way (the CLI's V8). */
+  /** Called as gsup is asked to stop (a stop signal, or the handle's stop()), the stop under way (the CLI's V8). */
   stopping?: () => void;
   /** Where to publish readiness and metrics for the orchestrator (the CLI's status endpoint reads it). */
   status?: StatusBoard;
