@@ -25,7 +25,6 @@ const own = process.argv.slice(2, process.argv.includes('--') ? process.argv.ind
 const listens = !!process.env.GSUP_LISTEN || own.some((arg) => arg === '--listen' || arg.startsWith('--listen='));
 apart((carried) => {
   const inbox = listen(carried, early);
-  loadBundle(join(dist, 'cli.cjs'), listens ? 'listen' : undefined)
-    .exports.main(process.argv.slice(2), inbox)
-    .then((code) => process.exit(code));
+  const cli = loadBundle(join(dist, 'cli.cjs'), listens ? 'listen' : undefined).exports;
+  cli.main(process.argv.slice(2), inbox).then(cli.end);
 });

@@ -54,6 +54,14 @@ function heapForMemory(): void {
 }
 
 let v8: typeof import('node:v8') | undefined;
+let endAtOnce: ((code: number) => void) | undefined;
+
+/** Ends gsup with `code` (bin/gsup.cjs, once main() has returned): Node's 'exit' listeners, then at once if it can. */
+export function end(code: number): void {
+  const quick = endAtOnce;
+  if (quick) process.once('exit', () => quick(code));
+  process.exit(code);
+}
 let stopAsked = false;
 
 /** Asked to stop: TurboFan again (heapForMemory), once; a stop's looks at a large tree are hot loops. */
@@ -124,6 +132,8 @@ async function run(options: CliOptions, inbox: SignalInbox, started: () => void)
   const preloadFile = typeof installed === 'object' ? installed : undefined;
   // gsup keeps no mount busy, and the command never sees its parent elsewhere: / before the first spawn.
   const cwd = leaveStartDirectory(logger);
+  // stdio as Node found it, before the command can change it: then whether gsup's exit must put it back.
+  endAtOnce = currentPlatform().quickExit?.();
   const handle = supervise(command, args, {
     ...config,
     cwd,

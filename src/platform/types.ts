@@ -188,6 +188,11 @@ export interface Platform {
   /** Gives the allocator's free pages back to the system, where that is a call (glibc). Absent elsewhere. */
   trimMemory?(): void;
   /**
+   * Taken at start, before the first spawn: a way for the CLI to end with `code` at once, past Node's own exit
+   * (its threads joined, stdio put back), which returns when stdio needs putting back. Undefined where not.
+   */
+  quickExit?(): ((code: number) => void) | undefined;
+  /**
    * When gsup leads the session whose controlling terminal is on its stdin
    * (`docker run -it`): give that terminal up, and return the argv prefix
    * that makes it the controlling terminal of the command's new session

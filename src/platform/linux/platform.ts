@@ -20,6 +20,7 @@ import {
   reapOne,
   reapZombies,
 } from './process/reaping.js';
+import { libcCalls, quickExit } from './process/quick-exit.js';
 import { openNotifySocket } from './sockets/notify-socket.js';
 import { heldSocketCalls } from './sockets/sockets.js';
 import { socketTakers } from './sockets/socket-takers.js';
@@ -204,6 +205,7 @@ export const linuxPlatform: Platform = {
   hasChildren,
   widenSignalPipe,
   trimMemory: trimMalloc,
+  quickExit: () => quickExit(libcCalls()),
   ownMemoryCgroup,
   readMemoryCgroup,
   reapZombies,
