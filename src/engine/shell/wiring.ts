@@ -51,7 +51,8 @@ export function wire(
   // -v names who joins the tree: their command lines are read in the looks too.
   const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'));
   // Before any spawn: what gsup's first image left (a preload's child) is never the tree's.
-  tree.noteChildrenBefore(platform.ownChildren?.() ?? []);
+  // Mostly none: asked in O(1) first, before a walk of every thread's children.
+  tree.noteChildrenBefore(platform.hasChildren?.() === false ? [] : (platform.ownChildren?.() ?? []));
   const lines = tree.lines;
   const looks = new Looks(tree, (snapshot) => push({ kind: 'looked', snapshot }), fault, abort);
   // A scrape of /metrics asks for a look (the shell publishes what it finds), until the supervision ends.

@@ -200,7 +200,8 @@ function reapPid(native: Libc, pid: number): ReapedChild | undefined {
 export function reapZombies(keep: ReadonlySet<number>): ReapResult {
   const native = load();
   const result: ReapResult = { reaped: [], notYet: 0 };
-  if (!native) return result;
+  // No child at all (the command reaped by Node already): no walk.
+  if (!native || !hasChildren()) return result;
   for (const pid of ownChildren() ?? childrenByScan()) {
     if (keep.has(pid) || !isZombie(pid)) continue;
     // A process whose main thread is a zombie is not reapable until its
