@@ -3,6 +3,7 @@
 // an ES module, and start-up is most of what `gsup -- true` costs.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const root = new URL('..', import.meta.url);
@@ -42,6 +43,10 @@ const filesApart = {
 // bundle compiled by node:vm (src/cli/code-cache.ts) it has no loader to call at all.
 const moduleUrl = {
   supported: { 'dynamic-import': false },
+  // Read, copied and compiled at every start: a third smaller without its whitespace (names are kept as written,
+  // so a stack trace still reads).
+  minifyWhitespace: true,
+  minifySyntax: true,
   define: { ...common.define, 'import.meta.url': '__gsupModuleUrl' },
   banner: { js: "const __gsupModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 };
@@ -96,11 +101,14 @@ await build({
 });
 // ASCII only: esbuild escapes the rest in strings and names, not in the comments it keeps; escaped
 // there too, a bundle reads as latin1, twice as fast as UTF-8 (src/cli/code-cache.ts).
+// The bundles that only loadBundle() loads are written in require()'s wrapper (src/cli/code-cache.ts: wrapped).
+const { wrapped } = createRequire(import.meta.url)('../dist/code-cache.cjs');
 for (const name of ['code-cache', 'inbox', 'cli', 'flags']) {
   const file = new URL(`dist/${name}.cjs`, root);
   const text = readFileSync(file, 'utf8');
   const escape = (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  writeFileSync(file, text.replace(/[^\x00-\x7f]/g, escape));
+  const ascii = text.replace(/[^\x00-\x7f]/g, escape);
+  writeFileSync(file, name === 'code-cache' ? ascii : wrapped(ascii));
 }
 // V8's code cache of the CLI's bundles, made by one start of each kind (scripts/code-cache.cjs). Without
 // it gsup works the same, only slower to start: a failure here is a warning.

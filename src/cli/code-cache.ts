@@ -23,6 +23,14 @@ export interface Bundle {
 }
 
 const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', '\n});'];
+
+/**
+ * A bundle's text as the build writes it: already in require()'s wrapper, so that a start compiles the file's
+ * text as it reads it (a copy of it less, ~0.7 ms). Only loadBundle() loads such a file.
+ */
+export function wrapped(text: string): string {
+  return `${WRAP[0]}${text}${WRAP[1]}`;
+}
 // The cache file: the source's length (4 bytes), the source, then V8's data.
 const LENGTH_BYTES = 4;
 
@@ -40,7 +48,7 @@ export function loadBundle(file: string, kind?: string): Bundle {
   // No cache of that kind (a build that could not make it): the plain start's serves all the same.
   const cachedData =
     cacheFor(cacheFile(file, kind), source) ?? (kind ? cacheFor(cacheFile(file, undefined), source) : undefined);
-  const script = new Script(`${WRAP[0]}${text}${WRAP[1]}`, { filename: file, cachedData });
+  const script = new Script(text.startsWith(WRAP[0]) ? text : wrapped(text), { filename: file, cachedData });
   const require = createRequire(file);
   // A bundle this one requires that is loaded already (the CLI's `./inbox.cjs`): its exports, without the
   // resolution a require() does first (a stat and a realpath, ~0.7 ms of a start).
