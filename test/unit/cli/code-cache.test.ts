@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBundle, writeCodeCache } from '../../../src/cli/code-cache.js';
+import { loadBundle, wrapped, writeCodeCache } from '../../../src/cli/code-cache.js';
 import { tempDir } from '../../helpers/gsup.js';
 
 // dist/*.cjs with V8's code cache (src/cli/code-cache.ts): loaded as require() would, and a cache used only
@@ -29,6 +29,18 @@ describe('a bundle with its code cache', () => {
     expect(loaded.script.cachedDataRejected).toBeUndefined(); // no cache beside it: none given to V8
     // A require() of it from another bundle finds this very instance, as it would a required module.
     expect(createRequire(file)(file)).toBe(loaded.exports);
+  });
+
+  it("takes a bundle the build wrote in require()'s wrapper as it is, with its cache", () => {
+    const file = join(dir.path, 'wrapped.cjs');
+    writeFileSync(file, wrapped('exports.answer = () => 44;\nexports.where = [__filename, module.id];'));
+    const first = loadBundle(file);
+    expect((first.exports.answer as () => number)()).toBe(44);
+    expect(first.exports.where).toEqual([file, file]);
+    writeCodeCache(first);
+    const again = loadBundle(file);
+    expect(again.script.cachedDataRejected).toBe(false);
+    expect((again.exports.answer as () => number)()).toBe(44);
   });
 
   it('reads UTF-8 where the text is not ASCII', () => {
