@@ -4,7 +4,9 @@ import { createRequire } from 'node:module';
 // 6 ms of every start, a twentieth of `node -e 0`), and `gsup -- cmd` needs none of them (its runs are spawned by
 // engine/children/spawn.ts: directSpawn); node:net only under --listen.
 
-const load = createRequire(import.meta.url);
+// Made on first use too: a require of its own costs about 0.3 ms of every start.
+let require: NodeJS.Require | undefined;
+const load = (id: string): unknown => (require ??= createRequire(import.meta.url))(id);
 let loadedChildProcess: typeof import('node:child_process') | undefined;
 let loadedNet: typeof import('node:net') | undefined;
 
