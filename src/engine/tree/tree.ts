@@ -109,7 +109,9 @@ export class ProcessTree {
     if (info) {
       if (run === this.current) this.command = info;
       this.known.set(pid, info.startTime);
-      void this.lines.learn([info]); // whether it is a pm2 manager: known before the first forward needs it
+      // Whether it is a pm2 manager: known before the first forward needs it. Read from the loop's next turn on
+      // (the first read starts libuv's pool, ~1.5 ms of the loop's thread): a command that exits at once first.
+      setImmediate(() => void this.lines.learn([info]));
     }
     return info;
   }
