@@ -9,9 +9,10 @@
 // - Handing on (listen-preload/hand-on.ts): its children get the sockets, until it takes one itself.
 import { isPm2Process } from './listen-preload/children.js';
 import { mismatch, readHeld, VARIABLES } from './listen-preload/held.js';
-import { handOn } from './listen-preload/hand-on.js';
+import { handOn, handOnSync } from './listen-preload/hand-on.js';
+import { wrapOnLoad, type Method } from './listen-preload/on-load.js';
 import { fstat, say, type Holder } from './listen-preload/process.js';
-import { takeOver } from './listen-preload/take-over.js';
+import { takeOver, takeOverShared, type Listen2 } from './listen-preload/take-over.js';
 
 // Loaded twice (two --require of it, or a copy at another path): the first one acts.
 const LOADED = Symbol.for('gsup.listen-preload');
@@ -39,9 +40,25 @@ function start(): void {
   const handed: Record<string, string> = {};
   for (const key of VARIABLES) if (env[key] !== undefined) handed[key] = env[key]!;
   const holder: Holder = { held, handed, taken: new Map(), path: __filename, said: new Set() };
-  // Loaded here, not at the top: a process with nothing held (most that load the preload) loads nothing more.
-  takeOver(holder, require('node:net') as typeof import('node:net'));
-  handOn(holder, require('node:child_process') as typeof import('node:child_process'));
+  // Around Node's own methods as the app loads their modules (listen-preload/on-load.ts): a process that never
+  // listens nor spawns loads neither net nor child_process.
+  const listen = { listed: 'net', module: 'net', owner: 'Server', name: '_listen2' };
+  const left = wrapOnLoad(listen, (listen2) => {
+    // The module's exports are whole once it has loaded; a shared handle is only ever made later (a worker asks).
+    process.nextTick(() => {
+      try {
+        takeOverShared(holder, require('node:net') as typeof import('node:net'));
+      } catch (error) {
+        say(`a cluster primary's shared handles are left to Node (${String(error)})`);
+      }
+    });
+    return takeOver(holder, listen2 as Listen2);
+  });
+  if (left) say(`listen() is left to Node: ${left}`);
+  const spawn = { listed: 'internal/child_process', module: 'child_process', owner: 'ChildProcess', name: 'spawn' };
+  const unspawned = wrapOnLoad(spawn, (method) => handOn(holder, method as never) as Method);
+  if (unspawned) say(`children of spawn get no held socket: ${unspawned}`);
+  handOnSync(holder);
 }
 
 try {

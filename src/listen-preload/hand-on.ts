@@ -54,16 +54,18 @@ function rewrite(holder: Holder, options: SpawnOptions, stdioFor: typeof handOnS
 
 /**
  * Every asynchronous spawn (spawn, fork, exec, execFile, and what libraries build on them) goes through
- * ChildProcess.prototype.spawn with the app's stdio and the child's environment as pairs; the synchronous ones
- * (spawnSync, execSync, execFileSync) through the spawn_sync binding's spawn, with Node's own stdio entries.
+ * ChildProcess.prototype.spawn with the app's stdio and the child's environment as pairs.
  */
-export function handOn(holder: Holder, childProcess: typeof import('node:child_process')): void {
-  const proto = childProcess.ChildProcess.prototype as unknown as { spawn: (options: SpawnOptions) => unknown };
-  const spawn = proto.spawn;
-  proto.spawn = function (this: unknown, options: SpawnOptions) {
+export function handOn(holder: Holder, spawn: (options: SpawnOptions) => unknown): (options: SpawnOptions) => unknown {
+  return function (this: unknown, options: SpawnOptions) {
     rewrite(holder, options, handOnStdio);
     return spawn.call(this, options);
   };
+}
+
+/** The synchronous ones (spawnSync, execSync, execFileSync) go through the spawn_sync binding's spawn, with Node's
+ * own stdio entries. */
+export function handOnSync(holder: Holder): void {
   const quiet = process as unknown as { binding: (name: string) => Record<string, unknown>; noDeprecation?: boolean };
   const noDeprecation = quiet.noDeprecation;
   try {

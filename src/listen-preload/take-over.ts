@@ -5,7 +5,14 @@ import { drainOf, watch } from './drain.js';
 import type { HeldSocket } from './held.js';
 import { fstat, report, say, type Holder } from './process.js';
 
-type Listen2 = (address: unknown, port: unknown, type: unknown, backlog: unknown, fd: unknown, flags: unknown) => void;
+export type Listen2 = (
+  address: unknown,
+  port: unknown,
+  type: unknown,
+  backlog: unknown,
+  fd: unknown,
+  flags: unknown,
+) => void;
 interface Handle {
   close: (...args: unknown[]) => unknown;
 }
@@ -69,7 +76,7 @@ function took(holder: Holder, handle: Handle, socket: HeldSocket): void {
  * A cluster primary under NODE_CLUSTER_SCHED_POLICY=none makes the workers' handle through net's exported
  * `_createServerHandle` (shared_handle.js), and each worker then listens on it itself (with its own backlog).
  */
-function takeOverShared(holder: Holder, net: typeof import('node:net')): void {
+export function takeOverShared(holder: Holder, net: typeof import('node:net')): void {
   type Create = (address: unknown, port: unknown, type: unknown, fd: unknown, flags: unknown) => unknown;
   const exported = net as unknown as { _createServerHandle?: Create };
   const create = exported._createServerHandle;
@@ -94,17 +101,12 @@ function takeOverShared(holder: Holder, net: typeof import('node:net')): void {
 
 /**
  * Every listen of a net.Server (http, https, http2 and cluster's round-robin handle are ones) reaches
- * `_listen2` with its address resolved (null: every interface) and its port: the one place to take it over.
- * The fd goes in with the backlog positional, as `listen({ fd }, backlog)` would: in the options Node drops it.
+ * `Server.prototype._listen2` with its address resolved (null: every interface) and its port: the one place to
+ * take it over. The fd goes in with the backlog positional, as `listen({ fd }, backlog)` would: in the options
+ * Node drops it.
  */
-export function takeOver(holder: Holder, net: typeof import('node:net')): void {
-  const proto = net.Server.prototype as unknown as { _listen2?: Listen2 };
-  const listen2 = proto._listen2;
-  if (typeof listen2 !== 'function') {
-    say(`this Node (${process.version}) has no Server.prototype._listen2: listen() is left to Node`);
-    return;
-  }
-  proto._listen2 = function (this: Server & { _handle?: Handle | null }, ...args: Parameters<Listen2>) {
+export function takeOver(holder: Holder, listen2: Listen2): Listen2 {
+  return function (this: Server & { _handle?: Handle | null }, ...args: Parameters<Listen2>) {
     const [address, port, type, , fd, flags] = args;
     let socket: HeldSocket | undefined;
     try {
@@ -120,5 +122,4 @@ export function takeOver(holder: Holder, net: typeof import('node:net')): void {
     watch(holder, this);
     return result;
   };
-  takeOverShared(holder, net);
 }
