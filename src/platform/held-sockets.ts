@@ -23,6 +23,12 @@ export interface HandedSocket {
   readonly socket: BoundSocket;
 }
 
+/** A run's report channel, gsup's end: read in the loop, written at once, let go. */
+export interface Channel {
+  write(text: string): void;
+  close(): void;
+}
+
 /** Held sockets' system calls, outside libuv: gsup never accepts on them, and they stay out of its loop. */
 export interface HeldSocketCalls {
   /** socket, SO_REUSEADDR (never SO_REUSEPORT), IPV6_V6ONLY as `dual` says, bind, listen(somaxconn); or why not. */
@@ -46,6 +52,8 @@ export interface HeldSocketCalls {
   close(fd: number): void;
   /** An AF_UNIX stream socketpair, both ends close-on-exec; or why not. */
   pair(): [number, number] | string;
+  /** A pair's end read in the loop, never keeping gsup alive: `heard` each piece of text, `ended` once at its end. */
+  channel(fd: number, heard: (text: string) => void, ended: () => void): Channel;
   /** /proc/sys/net/ipv4/ip_unprivileged_port_start, when readable. */
   unprivilegedPortStart(): number | undefined;
 }

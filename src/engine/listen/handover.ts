@@ -72,11 +72,11 @@ export class Handover {
       fds: [...(sockets as number[]), far],
       env: runEnv,
       exec: this.exec,
-      // Read from once the run is spawned, while the command starts: reading needs node:net (about 5 ms of a
-      // start), and what the run says waits in the channel until then.
+      // Read from once the run is spawned, while the command starts: what the run says waits in the channel.
       spawned: () => {
-        this.platform.sockets!.close(far);
-        this.channels.set(run, readReports(near, run, this.held.names, this.heard));
+        const sockets = this.platform.sockets!;
+        sockets.close(far);
+        this.channels.set(run, readReports(sockets.channel, near, run, this.held.names, this.heard));
       },
     };
   }

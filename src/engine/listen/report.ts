@@ -1,4 +1,4 @@
-import { net } from '../../platform/builtins.js';
+import type { HeldSocketCalls } from '../../platform/held-sockets.js';
 import type { HeldInput } from '../machine/state.js';
 import { parseReport, tellLine, type TellWord } from './wire.js';
 
@@ -11,9 +11,13 @@ const LINE_MAX = 4096;
  * holder gone) as `report-closed`. It never keeps gsup alive (unref'd). `tell()` writes gsup's word to the run
  * (never waited for: a run that reads none loses nothing by it); `close()` lets it go.
  */
-export function readReports(fd: number, run: number, names: readonly string[], heard: (input: HeldInput) => void) {
-  const socket = new (net().Socket)({ fd, readable: true, writable: true });
-  socket.unref();
+export function readReports(
+  channel: HeldSocketCalls['channel'],
+  fd: number,
+  run: number,
+  names: readonly string[],
+  heard: (input: HeldInput) => void,
+) {
   let partial = '';
   let dropping = false;
   let ended = false;
@@ -22,8 +26,7 @@ export function readReports(fd: number, run: number, names: readonly string[], h
     ended = true;
     heard({ kind: 'report-closed', run });
   };
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
+  const read = (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop()!;
     for (const line of lines) {
@@ -31,7 +34,7 @@ export function readReports(fd: number, run: number, names: readonly string[], h
       else word(line);
     }
     if (partial.length > LINE_MAX) ((partial = ''), (dropping = true));
-  });
+  };
   const word = (line: string) => {
     const said = parseReport(line);
     // A word of a name gsup does not hold, or of no process, is no word.
@@ -40,16 +43,14 @@ export function readReports(fd: number, run: number, names: readonly string[], h
     else if (said.word === 'listen') heard({ kind: 'socket-taken', run, name: said.name, pid: said.pid, seen: 'word' });
     else heard({ kind: 'socket-closed', run, name: said.name, pid: said.pid });
   };
-  socket.on('end', end);
-  socket.on('error', end);
-  socket.on('close', end);
+  const opened = channel(fd, read, end);
   return {
     tell(word: TellWord): void {
-      if (!ended && !socket.destroyed) socket.write(tellLine(word));
+      if (!ended) opened.write(tellLine(word));
     },
     close(): void {
       ended = true;
-      socket.destroy();
+      opened.close();
     },
   };
 }

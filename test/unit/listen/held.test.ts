@@ -52,6 +52,9 @@ function fakeCalls() {
     shutDown: (fd) => (calls.shutDown.push(fd), calls.open.delete(fd)),
     close: (fd) => (calls.closed.push(fd), calls.open.delete(fd)),
     pair: () => 'no pairs here',
+    channel: () => {
+      throw new Error('no channels here');
+    },
     unprivilegedPortStart: () => 1024,
   };
   return { calls, platform: { sockets: api } as unknown as Platform };

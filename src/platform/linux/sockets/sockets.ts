@@ -3,6 +3,7 @@ import { endianness } from 'node:os';
 import { errnoName, load, loadedLibrary, nativeFailure } from '../native.js';
 import { readSmallRegularFile } from '../../small-file.js';
 import type { HeldSocketCalls, ListenSpec } from '../../held-sockets.js';
+import { openChannel } from './channel.js';
 
 // Held sockets (--listen): TCP sockets bound and listening through libc, never through libuv, so that
 // gsup never accepts on them and they stay out of its event loop. Bound here only where used: nothing
@@ -227,6 +228,7 @@ export const heldSocketCalls: HeldSocketCalls = {
       return `socketpair failed (${errnoName(libc.errno())})`;
     return [readInt(fds, 0), readInt(fds, 4)];
   },
+  channel: openChannel,
   unprivilegedPortStart() {
     const value = Number(readSmallRegularFile('/proc/sys/net/ipv4/ip_unprivileged_port_start', 64)?.trim());
     return Number.isInteger(value) ? value : undefined;
