@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import { net } from '../../builtins.js';
+import { countEpipe } from '../../sigpipe.js';
 import type { Channel } from '../../held-sockets.js';
 
 // A run's report channel (gsup's end of a socketpair) read in the event loop by Node's own pipe handle, the one
@@ -87,8 +88,10 @@ function readPipe(
     write(text) {
       try {
         if (open) writeSync(fd, text);
-      } catch {
-        // the run is gone, or its end is full: a word it would not read
+      } catch (error) {
+        // The run is gone (the kernel raised a SIGPIPE: gsup's own, not forwarded), or its end is full: a word
+        // it would not read.
+        countEpipe(error as NodeJS.ErrnoException);
       }
     },
     close() {
@@ -121,7 +124,10 @@ export function openChannel(fd: number, heard: (text: string) => void, ended: ()
   socket.setEncoding('utf8');
   socket.on('data', heard);
   socket.on('end', end);
-  socket.on('error', end);
+  socket.on('error', (error) => {
+    countEpipe(error);
+    end();
+  });
   socket.on('close', end);
   return {
     write(text) {

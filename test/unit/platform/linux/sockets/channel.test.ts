@@ -2,6 +2,7 @@ import { closeSync, readSync, writeSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openChannel } from '../../../../../src/platform/linux/sockets/channel.js';
 import { heldSocketCalls as calls } from '../../../../../src/platform/linux/sockets/sockets.js';
+import { takeOwnSigpipe } from '../../../../../src/platform/sigpipe.js';
 
 // A run's report channel as gsup reads it: Node's pipe handle without a net.Socket, and a net.Socket where that
 // handle is not to be had; both read the run's words in the loop, write gsup's, and say the end once.
@@ -81,5 +82,15 @@ describe.skipIf(!linux).each([
     second.closeFar();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(second.ends()).toBe(0);
+  });
+
+  it("a word to a run that let go: no throw, and the kernel's SIGPIPE for it counted as gsup's own", async () => {
+    while (takeOwnSigpipe());
+    const { channel, closeFar, ends } = opened();
+    closeFar();
+    channel.write('drain\n');
+    await until(() => ends() > 0, 'the end');
+    expect(takeOwnSigpipe()).toBe(true);
+    expect(takeOwnSigpipe()).toBe(false);
   });
 });
