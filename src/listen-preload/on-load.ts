@@ -32,7 +32,7 @@ function hear(site: Site, wrap: (method: Method) => Method): boolean {
   const base = EventEmitter.prototype as unknown as Record<string, unknown>;
   if (Object.getOwnPropertyDescriptor(base, site.name)) return false;
   const own = (target: object, value: unknown) =>
-    Object.defineProperty(target, site.name, { value, writable: true, enumerable: true, configurable: true });
+    Reflect.defineProperty(target, site.name, { value, writable: true, enumerable: true, configurable: true });
   const accessor: PropertyDescriptor = {
     configurable: true,
     get: () => undefined,
@@ -41,7 +41,8 @@ function hear(site: Site, wrap: (method: Method) => Method): boolean {
         ? (this as { constructor?: { name?: unknown } }).constructor
         : undefined;
       if (constructor?.name !== site.owner || typeof value !== 'function') return void own(this, value);
-      if (Object.getOwnPropertyDescriptor(base, site.name)?.set === accessor.set) delete base[site.name];
+      if (Object.getOwnPropertyDescriptor(base, site.name)?.set === accessor.set)
+        Reflect.deleteProperty(base, site.name);
       own(this, wrap(value as Method));
     },
   };
