@@ -2,6 +2,7 @@
 // sockets (and the report channel) to the children it spawns, until it takes one itself.
 import { requires, withPreload } from '../engine/listen/node-options.js';
 import { LISTEN_FDS } from '../engine/listen/wire.js';
+import { binding } from '../platform/builtins.js';
 import { childEnvPairs, handOnStdio, handOnSyncStdio, pairValue, runsPm2 } from './children.js';
 import { mismatch, VARIABLES } from './held.js';
 import { fstat, sayOnce, type Holder } from './process.js';
@@ -63,24 +64,23 @@ export function handOn(holder: Holder, spawn: (options: SpawnOptions) => unknown
   };
 }
 
-/** The synchronous ones (spawnSync, execSync, execFileSync) go through the spawn_sync binding's spawn, with Node's
- * own stdio entries. */
+/**
+ * The synchronous ones (spawnSync, execSync, execFileSync) go through the spawn_sync binding's spawn, with Node's
+ * own stdio entries.
+ */
 export function handOnSync(holder: Holder): void {
-  const quiet = process as unknown as { binding: (name: string) => Record<string, unknown>; noDeprecation?: boolean };
-  const noDeprecation = quiet.noDeprecation;
-  try {
-    // Under --pending-deprecation process.binding warns (DEP0111): the app's own use of it still will.
-    quiet.noDeprecation = true;
-    const binding = quiet.binding('spawn_sync');
-    quiet.noDeprecation = noDeprecation;
-    const spawnSync = binding.spawn as (options: SpawnOptions) => unknown;
-    if (typeof spawnSync !== 'function') throw new Error('no spawn in spawn_sync');
-    binding.spawn = function (this: unknown, options: SpawnOptions) {
-      rewrite(holder, options, handOnSyncStdio);
-      return spawnSync.call(this, options);
-    };
-  } catch (error) {
-    quiet.noDeprecation = noDeprecation;
-    sayOnce(holder, 'sync', `children of spawnSync get no held socket, and may see ${LISTEN_FDS} (${String(error)})`);
+  const sync = binding('spawn_sync');
+  const spawnSync = sync?.spawn as ((options: SpawnOptions) => unknown) | undefined;
+  if (!sync || typeof spawnSync !== 'function') {
+    sayOnce(
+      holder,
+      'sync',
+      `children of spawnSync get no held socket, and may see ${LISTEN_FDS} (no spawn_sync binding)`,
+    );
+    return;
   }
+  sync.spawn = function (this: unknown, options: SpawnOptions) {
+    rewrite(holder, options, handOnSyncStdio);
+    return spawnSync.call(this, options);
+  };
 }

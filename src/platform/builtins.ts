@@ -17,3 +17,20 @@ export function childProcess(): typeof import('node:child_process') {
 export function net(): typeof import('node:net') {
   return (loadedNet ??= load('node:net') as typeof import('node:net'));
 }
+
+/**
+ * Node's internal binding `name` (process.binding), or undefined: it stays quiet under --pending-deprecation
+ * (DEP0111), where the app's own use of it still warns.
+ */
+export function binding(name: string): Record<string, unknown> | undefined {
+  const quiet = process as unknown as { binding?: (name: string) => Record<string, unknown>; noDeprecation?: boolean };
+  const noDeprecation = quiet.noDeprecation;
+  try {
+    quiet.noDeprecation = true;
+    return quiet.binding?.(name);
+  } catch {
+    return undefined;
+  } finally {
+    quiet.noDeprecation = noDeprecation;
+  }
+}

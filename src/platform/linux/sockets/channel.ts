@@ -1,5 +1,5 @@
 import { writeSync } from 'node:fs';
-import { net } from '../../builtins.js';
+import { binding, net } from '../../builtins.js';
 import { countEpipe } from '../../sigpipe.js';
 import type { Channel } from '../../held-sockets.js';
 
@@ -29,60 +29,46 @@ let bindings: Bindings | undefined | null;
 /** pipe_wrap and stream_wrap as Node 20 and later have them, or null. */
 function pipeBindings(): Bindings | null {
   if (bindings !== undefined) return bindings;
-  const quiet = process as unknown as { binding?: (name: string) => Record<string, unknown>; noDeprecation?: boolean };
-  const noDeprecation = quiet.noDeprecation;
-  try {
-    // Under --pending-deprecation process.binding warns (DEP0111).
-    quiet.noDeprecation = true;
-    const pipe = quiet.binding!('pipe_wrap');
-    const stream = quiet.binding!('stream_wrap');
-    const Pipe = pipe.Pipe as Bindings['Pipe'];
-    const SOCKET = (pipe.constants as { SOCKET?: unknown } | undefined)?.SOCKET;
-    const { streamBaseState: state, kReadBytesOrError: nread, kArrayBufferOffset: offset } = stream;
-    const fine =
-      typeof Pipe === 'function' &&
-      typeof SOCKET === 'number' &&
-      state instanceof Int32Array &&
-      typeof nread === 'number' &&
-      typeof offset === 'number';
-    bindings = fine ? { Pipe, SOCKET, state, nread, offset } : null;
-  } catch {
-    bindings = null;
-  } finally {
-    quiet.noDeprecation = noDeprecation;
-  }
+  const pipe = binding('pipe_wrap');
+  const stream = binding('stream_wrap');
+  const Pipe = pipe?.Pipe as Bindings['Pipe'] | undefined;
+  const SOCKET = (pipe?.constants as { SOCKET?: unknown } | undefined)?.SOCKET;
+  const { streamBaseState: state, kReadBytesOrError: nread, kArrayBufferOffset: offset } = stream ?? {};
+  const fine =
+    typeof Pipe === 'function' &&
+    typeof SOCKET === 'number' &&
+    state instanceof Int32Array &&
+    typeof nread === 'number' &&
+    typeof offset === 'number';
+  bindings = fine ? { Pipe, SOCKET, state, nread, offset } : null;
   return bindings;
 }
 
+/** The pipe handle reads `fd` (it owns it now: closing the handle closes the fd). */
 function readPipe(
   found: Bindings,
   pipe: PipeHandle,
   fd: number,
   heard: (text: string) => void,
-  end: () => void,
-  closed: () => void,
+  ended: () => void,
 ): Channel {
   let open = true;
   // A character may come in two reads.
   const decoder = new TextDecoder();
-  const finish = () => {
-    if (!open) return;
+  const stop = (): boolean => {
+    if (!open) return false;
     open = false;
     pipe.close();
+    return true;
   };
   pipe.onread = (buffer) => {
     const size = found.state[found.nread];
     if (size > 0 && buffer)
       heard(decoder.decode(new Uint8Array(buffer, found.state[found.offset], size), { stream: true }));
-    else if (size < 0) {
-      finish();
-      end();
-    }
+    else if (size < 0 && stop()) ended();
   };
-  if (pipe.readStart() !== 0) {
-    finish();
-    end();
-  }
+  // Said on the loop's next turn, as a socket's error would be: the caller has its channel by then.
+  if (pipe.readStart() !== 0 && stop()) process.nextTick(ended);
   pipe.unref();
   return {
     write(text) {
@@ -94,31 +80,27 @@ function readPipe(
         countEpipe(error as NodeJS.ErrnoException);
       }
     },
-    close() {
-      closed();
-      finish();
-    },
+    close: stop,
   };
 }
 
 /**
  * `fd` read in the loop (never keeping gsup alive): `heard` with each piece of text, `ended` once at its end (or
- * an error). `handle` false: a net.Socket reads it (as where the pipe handle is not to be had).
+ * an error), never after close(). `handle` false: a net.Socket reads it (as where the pipe handle is not to be had).
  */
 export function openChannel(fd: number, heard: (text: string) => void, ended: () => void, handle = true): Channel {
   const found = handle ? pipeBindings() : null;
+  if (found) {
+    const pipe = new found.Pipe(found.SOCKET);
+    if (pipe.open(fd) === 0) return readPipe(found, pipe, fd, heard, ended);
+    pipe.close();
+  }
   let open = true;
   const end = () => {
     if (!open) return;
     open = false;
     ended();
   };
-  if (found) {
-    const pipe = new found.Pipe(found.SOCKET);
-    // Once open, the handle owns the fd: closing it closes the fd.
-    if (pipe.open(fd) === 0) return readPipe(found, pipe, fd, heard, end, () => (open = false));
-    pipe.close();
-  }
   const socket = new (net().Socket)({ fd, readable: true, writable: true });
   socket.unref();
   socket.setEncoding('utf8');
