@@ -287,7 +287,7 @@ export const OTHER_FIGURES = [
   },
   {
     file: 'docs/restarts.md',
-    text: 'about 0.5 ms more than an empty file in a process that was handed nothing, about 1.5–2 ms in one',
+    text: 'about 0.5 ms more than an empty file in a process that was handed nothing',
     why: "a measurement of its own (require() of the preload's bundle), not the bench's",
   },
   {
