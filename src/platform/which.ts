@@ -12,6 +12,16 @@ export function executable(path: string): boolean {
   }
 }
 
+/** Whether two paths name one file (links followed): false when either cannot be read. */
+export function sameFile(one: string, other: string): boolean {
+  try {
+    const [a, b] = [statSync(one), statSync(other)];
+    return a.ino === b.ino && a.dev === b.dev;
+  } catch {
+    return false;
+  }
+}
+
 /** The absolute path execvp would run for `name` in `cwd` with this PATH, or undefined. */
 export function onPath(name: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
   if (name.includes('/')) {

@@ -228,6 +228,27 @@ describe('--listen: what a run gets', () => {
     expect((await run.finished()).code).toBe(0);
   });
 
+  it("LISTEN_PID in a Node command with gsup's preload: the preload's own (no shell step); an app's preload sees it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gsup-test-'));
+    try {
+      // An app's preload before gsup's (APM agents): the shell's step has set LISTEN_PID when it loads.
+      const early = join(dir, 'early.cjs');
+      writeFileSync(early, 'console.log(`early (pid: ${process.pid}) LISTEN_PID=${process.env.LISTEN_PID}`);\n');
+      for (const env of [{ NODE_OPTIONS: '' }, { NODE_OPTIONS: `--require ${early}` }]) {
+        const [port] = await ports(1);
+        const run = gsup(['--listen', `127.0.0.1:${port}`, '--', 'node', APP], { env });
+        const pid = await run.ready('listen-app');
+        expect(lineOf(run, /^ready /), run.transcript()).toMatch(new RegExp(`LISTEN_PID=${pid} LISTEN_FDS=1 `));
+        if (env.NODE_OPTIONS) expect(run.stdout).toContain(`early (pid: ${pid}) LISTEN_PID=${pid}`);
+        expect(await request(port)).toEqual({ outcome: 'ok', body: `${pid}\n` });
+        run.signal('SIGTERM');
+        expect((await run.finished()).code).toBe(0);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('LISTEN_PID is the pid of the process that reads it: a python3 app on socket.socket(fileno=3)', async () => {
     const [port] = await ports(1);
     const run = gsup(['--listen', `127.0.0.1:${port}`, '--', 'python3', PY]);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { SupervisorConfig } from '../config/config.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import type { SuperviseOptions } from '../config/api.js';
-import { onPath } from '../../platform/which.js';
+import { onPath, sameFile } from '../../platform/which.js';
 import { defaultSpawn, type SpawnedCommand } from './spawn.js';
 import { execSteps } from './exec-steps.js';
 import type { RunHandover } from '../listen/handover.js';
@@ -53,10 +53,14 @@ export function spawnRun(
 ): CommandRun {
   const group = config.target === 'group';
   const stepped = (group && terminal !== undefined) || handed?.exec !== undefined;
-  const found = stepped && onPath(command, options.env ?? process.env, options.cwd ?? '/') !== undefined;
+  const path = stepped ? onPath(command, options.env ?? process.env, options.cwd ?? '/') : undefined;
+  // gsup's own Node with the preload first in it: the preload sets LISTEN_PID before the app runs, and the exec
+  // step would only cost a shell's start (~5 ms).
+  const exec =
+    handed?.preloadFirst && path !== undefined && sameFile(path, process.execPath) ? undefined : handed?.exec;
   const fds = handed?.fds ?? [];
-  const steps = found
-    ? execSteps(group ? terminal : undefined, handed?.exec, options.env, {
+  const steps = path
+    ? execSteps(group ? terminal : undefined, exec, options.env, {
         count: fds.length,
         channel: ipc ? 3 + fds.length : undefined,
       })

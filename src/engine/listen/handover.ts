@@ -2,6 +2,7 @@ import type { Logger } from '../../output/log.js';
 import type { Platform } from '../../platform/index.js';
 import type { HeldInput } from '../machine/state.js';
 import type { HeldSockets } from './held.js';
+import { preloads } from './node-options.js';
 import { readReports } from './report.js';
 import { FIRST_FD, LISTEN_FDNAMES, LISTEN_FDS, LISTEN_ID, REPORT_FD, type TellWord } from './wire.js';
 
@@ -22,6 +23,11 @@ export interface RunHandover {
   readonly env: NodeJS.ProcessEnv;
   /** The exec step that sets LISTEN_PID to the command's own pid (undefined: none could be had, said once). */
   readonly exec: { argv: string[]; helper: boolean } | undefined;
+  /**
+   * gsup's preload is the first code a Node process of this run loads (the app's NODE_OPTIONS preload nothing
+   * before it): that process sets LISTEN_PID to its own pid before any of the app's (listen-preload.ts).
+   */
+  readonly preloadFirst: boolean;
   /** After the spawn: gsup lets go of the far end (the run holds it now). */
   spawned(): void;
 }
@@ -72,6 +78,7 @@ export class Handover {
       fds: [...(sockets as number[]), far],
       env: runEnv,
       exec: this.exec,
+      preloadFirst: nodeOptions !== undefined && preloads(nodeOptions) && !preloads(env.NODE_OPTIONS),
       // Read from once the run is spawned, while the command starts: what the run says waits in the channel.
       spawned: () => {
         const sockets = this.platform.sockets!;

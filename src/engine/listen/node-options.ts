@@ -42,6 +42,12 @@ export function requires(nodeOptions: string | undefined, path: string): boolean
   );
 }
 
+/** Whether these NODE_OPTIONS name code Node runs before the main module (`--require`, `-r`, `--import`, a loader). */
+export function preloads(nodeOptions: string | undefined): boolean {
+  const args = nodeOptions === undefined ? [] : (splitNodeOptions(nodeOptions) ?? []);
+  return args.some((arg) => /^(--require|-r|--import|--loader|--experimental-loader)(=|$)/.test(arg));
+}
+
 /**
  * The app's NODE_OPTIONS with `--require "<path>"` after them: the app's own options first, untouched. Options
  * Node would refuse are given back as they are (the app's start fails as it would without gsup, with Node's own

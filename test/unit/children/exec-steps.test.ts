@@ -76,13 +76,23 @@ describe('spawnRun with the held sockets', () => {
     spawnRun(1, command, ['app.js'], DEFAULT_CONFIG, options, platform, undefined, ipc ? () => {} : undefined, handed);
     return calls[0];
   }
-  const handed: RunHandover = { fds: [21, 22], env: {}, exec: SH, spawned: () => {} };
+  const handed: RunHandover = { fds: [21, 22], env: {}, exec: SH, preloadFirst: false, spawned: () => {} };
 
   it('fds 3… are the held sockets and the report channel; the IPC channel after them; the exec step first', () => {
     const [file, args, options] = spawned('node', handed, true);
     expect([file, ...args]).toEqual([...SH.argv, 'node', 'app.js']);
     expect(options).toMatchObject({ fds: [21, 22], detached: true });
     expect(options.ipc).toBeTypeOf('function');
+  });
+
+  it("gsup's own Node with the preload first: no exec step (the preload sets LISTEN_PID); any other command has it", () => {
+    const first = { ...handed, preloadFirst: true };
+    const [file, args] = spawned(NODE, first);
+    expect([file, ...args]).toEqual([NODE, 'app.js']);
+    const [shFile, shArgs] = spawned('true', first);
+    expect([shFile, ...shArgs]).toEqual([...SH.argv, 'true', 'app.js']);
+    const [notFirst, notFirstArgs] = spawned(NODE, handed);
+    expect([notFirst, ...notFirstArgs]).toEqual([...SH.argv, NODE, 'app.js']);
   });
 
   it('a command that cannot be found is spawned as it is: Node says so (127), no shell says it for it', () => {

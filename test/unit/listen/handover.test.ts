@@ -73,6 +73,10 @@ describe.runIf(process.platform === 'linux')('Handover', () => {
     const none = handover.started(2, {});
     none.spawned();
     expect('NODE_OPTIONS' in none.env).toBe(false);
+    // Only where gsup's preload is the first code Node runs does the Node set LISTEN_PID before the app's.
+    const otel = handover.started(3, { NODE_OPTIONS: '--require /app/otel.js' });
+    otel.spawned();
+    expect([given.preloadFirst, none.preloadFirst, otel.preloadFirst]).toEqual([true, false, false]);
   });
 
   it('words of a run count for that run alone; what is not a word is dropped; the end is said once', async () => {
