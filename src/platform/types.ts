@@ -90,6 +90,18 @@ export interface NotifySocket {
 /** A signal as a name (`SIGTERM`) — what Node's `process.kill` takes. */
 export type SignalName = NodeJS.Signals;
 
+/** A command to start as libuv would: its resolved path, argv, environment, session, directory and fds 3…. */
+export interface SpawnRequest {
+  path: string;
+  argv: readonly string[];
+  envPairs: readonly string[];
+  /** A session (and group) of its own. */
+  detached: boolean;
+  cwd?: string;
+  /** gsup's fds the command gets at 3, 4, …. */
+  fds: readonly number[];
+}
+
 /**
  * What the engine needs from the operating system. Everything that differs
  * between Linux (`/proc`), other POSIX systems (`ps`/pidtree) and Windows
@@ -201,6 +213,11 @@ export interface Platform {
    * `expect` is told of each signal the release sent gsup itself.
    */
   handOverTerminal?(expect: (signal: SignalName) => void): string[] | string | undefined;
+  /**
+   * The command started without a fork (posix_spawn): its pid, which gsup reaps itself (libuv never hears of
+   * it); an errno name when it failed (no program ran); undefined where it cannot be done so. Absent elsewhere.
+   */
+  spawnProcess?(request: SpawnRequest): number | string | undefined;
   /** Has gsup any child at all (alive or zombie)? In O(1); absent (or undefined) where unknown. */
   hasChildren?(): boolean | undefined;
   /**
@@ -219,9 +236,9 @@ export interface Platform {
    * Reap one zombie child of gsup in O(1), never one in `keep` (Node's own):
    * 'none' when there is none, 'blocked' when the next one is Node's.
    */
-  reapOne?(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked';
+  reapOne?(keep: Pick<ReadonlySet<number>, 'has' | 'size'>): ReapedChild | 'none' | 'blocked';
   /** Reap gsup's zombie children, but never those in `keep`, by a walk of them all (past a 'blocked'). */
-  reapZombies?(keep: ReadonlySet<number>): ReapResult;
+  reapZombies?(keep: Pick<ReadonlySet<number>, 'has' | 'size'>): ReapResult;
   /** Does this pid run as the user gsup runs as (real and effective uid)? Absent where unknown. */
   ownerMatches?(pid: number): boolean;
   /**

@@ -24,6 +24,42 @@ describe('the command runs as if started directly', () => {
     }
   });
 
+  // gsup starts the command without libuv (posix_spawn, where it reaps: src/platform/linux/process/posix-spawn.ts),
+  // set up as libuv's child would be.
+  it.runIf(process.platform === 'linux')(
+    'every signal at its default and none blocked (gsup ignores SIGPIPE, its command does not)',
+    async () => {
+      const run = gsup(['--', 'grep', '-E', '^Sig(Blk|Ign)', '/proc/self/status']);
+      expect((await run.finished()).code).toBe(0);
+      expect(run.stdout).toEqual(['SigBlk:\t0000000000000000', 'SigIgn:\t0000000000000000']);
+    },
+  );
+
+  it.runIf(process.platform === 'linux')(
+    'leads a session of its own, with stdio 0-2 open as gsup has them',
+    async () => {
+      const run = gsup(['--', 'sh', '-c', 'echo $$; cut -d" " -f6 /proc/$$/stat; ls /proc/$$/fd'], { stdin: '' });
+      expect((await run.finished()).code).toBe(0);
+      const [pid, session, ...fds] = run.stdout;
+      expect(session).toBe(pid);
+      expect(fds.slice(0, 3)).toEqual(['0', '1', '2']);
+    },
+  );
+
+  it('a script without #! runs with sh, as execvp runs it', async () => {
+    const dir = tempDir();
+    try {
+      const script = join(dir.path, 'plain-script');
+      writeFileSync(script, 'echo "no #! here: $#"\nexit 5\n');
+      chmodSync(script, 0o755);
+      const run = gsup(['--', script, 'a', 'b']);
+      expect((await run.finished()).code).toBe(5);
+      expect(run.stdout).toEqual(['no #! here: 2']);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('leaves the command its own options: gsup sleep-like args after the command are not parsed', async () => {
     const run = gsup(['sh', '-c', 'echo "$@"', 'sh', '-v', '--target', 'x']);
     expect((await run.finished()).code).toBe(0);

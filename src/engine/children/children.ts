@@ -13,8 +13,13 @@ const HELPER_LIVES_KEPT = 8;
  * which gsup reaps, O(1) each; and whether any of the tree is left.
  */
 export class Children {
-  /** Children Node spawned: libuv reaps them, gsup never does. */
+  /**
+   * gsup's own children: the command (each run), probes, helpers. libuv reaps them, gsup never does, but for
+   * those in `spawnedHere`.
+   */
   readonly nodeChildren = new Set<number>();
+  /** Children gsup started without libuv (posix_spawn): it reaps them itself, and tells their status here. */
+  private readonly spawnedHere = new Map<number, (exit: CommandExit) => void>();
   /** gsup's own helper processes (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
   readonly helpers = new Set<number>();
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */
@@ -29,7 +34,25 @@ export class Children {
     died?: (pid: number, exit: CommandExit) => void,
     apart?: (pid: number) => boolean,
   ) {
-    this.reaper = new Reaper(platform, this.nodeChildren, logger, died, apart);
+    const { nodeChildren, spawnedHere } = this;
+    // What the reaper leaves to libuv: Node's children less gsup's own spawns (a few at most: the runs).
+    const keep = {
+      get size() {
+        let own = 0;
+        for (const pid of spawnedHere.keys()) if (nodeChildren.has(pid)) own++;
+        return nodeChildren.size - own;
+      },
+      has: (pid: number) => nodeChildren.has(pid) && !spawnedHere.has(pid),
+    };
+    this.reaper = new Reaper(platform, keep, logger, died, apart, spawnedHere);
+  }
+
+  /**
+   * A child gsup started itself (posix_spawn): reaped here (only ever while gsup reaps: PID 1, subreaper),
+   * `reaped` told its status at the moment it is.
+   */
+  reapHere(pid: number, reaped: (exit: CommandExit) => void): void {
+    this.spawnedHere.set(pid, reaped);
   }
 
   /**

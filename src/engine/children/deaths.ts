@@ -76,6 +76,8 @@ export class Deaths {
     private readonly platform: Platform,
     private readonly logger: Logger,
     private readonly status: StatusBoard | undefined,
+    /** The start's own work that the command does not wait for (shell/start-steps.ts: AfterStart). */
+    private readonly later: (act: () => void) => void = setImmediate,
   ) {}
 
   /** gsup sends SIGKILL (the kill timeout, a third stop signal, a stop signal rewritten to SIGKILL). */
@@ -90,9 +92,9 @@ export class Deaths {
    */
   newRun(sent: ReadonlySet<SignalName>): void {
     const first = this.cgroup === undefined;
-    // Read from the loop's next turn on: the first read off the loop starts libuv's pool (~1.5 ms of the loop's
-    // thread), and a command that exits at once is heard of first.
-    this.cgroup ??= new Promise<void>((resolve) => setImmediate(resolve))
+    // Read once the command has run a while (AfterStart): the first read off the loop starts libuv's pool (~1.5 ms
+    // of the loop's thread), and a command that exits at once is heard of first.
+    this.cgroup ??= new Promise<void>((resolve) => this.later(resolve))
       .then(() => this.platform.ownMemoryCgroup?.())
       .catch(() => undefined);
     const resync = first || this.killing || this.sent.has('SIGKILL');

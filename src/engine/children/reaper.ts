@@ -8,19 +8,25 @@ import type { CommandExit } from '../machine/values.js';
 // flood of exiting orphans never holds up a stop signal.
 const BATCH = 512;
 
+/** The children the reaper leaves alone: libuv reaps them. */
+export type Kept = Pick<ReadonlySet<number>, 'has' | 'size'>;
+
 /**
  * Reaps the zombies reparented to gsup (PID 1, subreaper), O(1) each, never
  * a child Node spawned (`nodeChildren`): libuv must get the command's status.
+ * A child gsup spawned itself (`spawnedHere`) is reaped here, its status told
+ * to its spawn.
  */
 export class Reaper {
   constructor(
     private readonly platform: Platform,
-    private readonly nodeChildren: ReadonlySet<number>,
+    private readonly nodeChildren: Kept,
     private readonly logger: Logger,
     /** Told of each death reaped (deaths.ts explains a SIGKILL gsup did not send). */
     private readonly died?: (pid: number, exit: CommandExit) => void,
     /** Whether a child just reaped was none of the tree's (a stranger, gsup's own from before its first spawn). */
     private readonly apart?: (pid: number) => boolean,
+    private readonly spawnedHere: Map<number, (exit: CommandExit) => void> = new Map(),
   ) {}
 
   /**
@@ -65,6 +71,13 @@ export class Reaper {
   private exits(reaped: readonly ReapedChild[]): CommandExit[] {
     const exits: CommandExit[] = [];
     for (const child of reaped) {
+      const spawn = this.spawnedHere.get(child.pid);
+      if (spawn) {
+        // The command's status, as libuv would have told it (its death is its run's, not an orphan's).
+        this.spawnedHere.delete(child.pid);
+        spawn(exitOf(child));
+        continue;
+      }
       const apart = this.apart?.(child.pid) ?? false;
       const exit = this.noted(child, apart);
       if (!apart) exits.push(exit);
@@ -74,10 +87,7 @@ export class Reaper {
 
   /** Logged at -v; its status as the command's would be. */
   private noted(child: ReapedChild, apart: boolean): CommandExit {
-    const exit: CommandExit = {
-      code: child.code,
-      signal: child.signal === null ? null : (signalName(child.signal) ?? null),
-    };
+    const exit = exitOf(child);
     if (this.logger.enabled('info'))
       this.logger.info('reaped', `reaped pid ${child.pid} (${describeExit(exit)}${apart ? ", not the tree's" : ''})`, {
         pid: child.pid,
@@ -87,4 +97,8 @@ export class Reaper {
     this.died?.(child.pid, exit);
     return exit;
   }
+}
+
+function exitOf(child: ReapedChild): CommandExit {
+  return { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
 }

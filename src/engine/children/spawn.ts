@@ -4,6 +4,7 @@ import { getSystemErrorName } from 'node:util';
 import { childProcess } from '../../platform/builtins.js';
 import type { Platform, SignalName } from '../../platform/index.js';
 import type { CommandExit } from '../machine/values.js';
+import { onPath } from '../../platform/which.js';
 
 export interface SpawnOptions {
   /** A session and process group of its own (setsid), for the `group` target. */
@@ -154,13 +155,8 @@ export function directSpawn(command: string, args: string[], options: SpawnOptio
   const argv = [command, ...args];
   const plain = (value: unknown) => typeof value === 'string' && !value.includes('\0');
   if (command === '' || !argv.every(plain) || (options.cwd !== undefined && !plain(options.cwd))) return undefined;
-  const env = options.env ?? process.env;
-  const envPairs: string[] = [];
-  for (const key of Object.keys(env)) {
-    const value = env[key];
-    if (value !== undefined) envPairs.push(`${key}=${value}`);
-  }
-  if (envPairs.some((pair) => pair.includes('\0'))) return undefined;
+  const pairs = envPairs(options.env ?? process.env);
+  if (!pairs) return undefined;
   const std =
     options.stdio === 'ignore'
       ? [{ type: 'ignore' }, { type: 'ignore' }, { type: 'ignore' }]
@@ -178,7 +174,7 @@ export function directSpawn(command: string, args: string[], options: SpawnOptio
   const error = handle.spawn({
     file: command,
     args: argv,
-    envPairs,
+    envPairs: pairs,
     stdio,
     detached: options.detached,
     windowsHide: true,
@@ -199,7 +195,62 @@ export function directSpawn(command: string, args: string[], options: SpawnOptio
 const posixSpawn: SpawnFunction = (command, args, options) =>
   directSpawn(command, args, options) ?? nodeSpawn(command, args, options);
 
-/** The spawn for this platform. */
-export function defaultSpawn(platform: Platform): SpawnFunction {
-  return (platform.spawnWithExeca && execaSpawn()) || posixSpawn;
+/** gsup reaps a child it started itself, and tells `reaped` its status (children.ts). */
+export type ReapHere = (pid: number, reaped: (exit: CommandExit) => void) => void;
+
+/**
+ * A run's command started without a fork (the platform's posix_spawn), gsup's stdio inherited, no IPC: gsup
+ * reaps it itself. Undefined where it cannot be done so, or when it failed (no program ran): the caller spawns
+ * through libuv, which says the failure its own way (a command not found, not executable, a script without
+ * `#!` that execvp runs with sh).
+ */
+export function spawnHere(
+  platform: Platform,
+  reapHere: ReapHere,
+  command: string,
+  args: string[],
+  options: SpawnOptions,
+): SpawnedCommand | undefined {
+  if (!platform.spawnProcess || options.ipc || options.stdio !== 'inherit') return undefined;
+  const env = options.env ?? process.env;
+  const path = onPath(command, env, options.cwd ?? process.cwd());
+  const pairs = envPairs(env);
+  const argv = [command, ...args];
+  if (!path || !pairs || argv.some((arg) => arg.includes('\0'))) return undefined;
+  const request = { path, argv, envPairs: pairs, detached: options.detached, cwd: options.cwd, fds: options.fds ?? [] };
+  const pid = platform.spawnProcess(request);
+  if (typeof pid !== 'number') return undefined;
+  let reaped = false;
+  let settle: (exit: CommandExit) => void = () => {};
+  const exited = new Promise<CommandExit>((resolve) => (settle = resolve));
+  // What libuv's process handle does for its child: Node's loop lives while the command does (signal handles
+  // are unref'd).
+  const alive = setInterval(() => {}, 2 ** 30);
+  reapHere(pid, (exit) => {
+    reaped = true;
+    clearInterval(alive);
+    settle(exit);
+  });
+  return { pid, exited, stdout: null, stderr: null, reaped: () => reaped };
+}
+
+/** `KEY=value` for each variable set; undefined when one holds a NUL (Node refuses it with its own message). */
+function envPairs(env: NodeJS.ProcessEnv): string[] | undefined {
+  const pairs: string[] = [];
+  for (const key of Object.keys(env)) {
+    const value = env[key];
+    if (value !== undefined) pairs.push(`${key}=${value}`);
+  }
+  return pairs.some((pair) => pair.includes('\0')) ? undefined : pairs;
+}
+
+/**
+ * The spawn for this platform; with `reapHere` (gsup reaps: PID 1, subreaper), a run's command starts without a
+ * fork where it can.
+ */
+export function defaultSpawn(platform: Platform, reapHere?: ReapHere): SpawnFunction {
+  const spawn = (platform.spawnWithExeca && execaSpawn()) || posixSpawn;
+  if (!reapHere || !platform.spawnProcess) return spawn;
+  return (command, args, options) =>
+    spawnHere(platform, reapHere, command, args, options) ?? spawn(command, args, options);
 }

@@ -46,8 +46,37 @@ export function widenSignalPipe(platform: Platform, logger: Logger, probe: () =>
   else logger.info('signal-pipe', `signal pipe not widened: ${result}`, { reason: result });
 }
 
+/** How long the command runs before the start's own work that it does not wait for is done (AfterStart). */
+export const AFTER_START_MS = 20;
+
 /**
- * What start-up leaves until the command runs (the loop's first turn): the pidfd check said once, the pm2 CLI
+ * The start's own work that the command does not wait for (settleStart below, the memory cgroup's count, the
+ * command's line): done once the command has run AFTER_START_MS. The spawn gives the loop back before the command
+ * has run at all (posix_spawn waits for its exec only): a command gone by then (`gsup -- true`) ends gsup with none
+ * of it done, and nothing needs it before (what does asks for it, or looks: the pm2 CLI, whether the command is a
+ * pm2 manager). After that moment, work given is done on the loop's next turn.
+ */
+export class AfterStart {
+  private waiting: Array<() => void> | undefined = [];
+
+  /** `act` once the command has run a while (every act given is done, the supervision over or not). */
+  readonly later = (act: () => void): void => {
+    if (this.waiting) this.waiting.push(act);
+    else setImmediate(act);
+  };
+
+  /** The first run is spawned: the moment comes in AFTER_START_MS (never keeping gsup alive by itself). */
+  spawned(): void {
+    setTimeout(() => {
+      const acts = this.waiting ?? [];
+      this.waiting = undefined;
+      for (const act of acts) act();
+    }, AFTER_START_MS).unref();
+  }
+}
+
+/**
+ * What start-up leaves until the command runs (AfterStart): the pidfd check said once, the pm2 CLI
  * found, gsup's own group read (never a target: the first look, a stop's, then has no /proc read more to wait
  * for), and, given the probe (the CLI's), the signal pipe widened.
  */

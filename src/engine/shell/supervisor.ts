@@ -157,12 +157,13 @@ class Supervisor implements Shell {
     // A reload signal before the first spawn reloads nothing: the machine drops it, saying so.
     for (const reason of this.intake.reloadsBeforeSpawn(this.queue)) this.apply({ kind: 'reload', reason });
     this.apply({ kind: 'start', stopFirst });
-    // After the spawn, at the loop's first turn (setImmediate: after what that turn brings, a command that is
-    // already gone among it): none of it is needed before then, and `gsup -- true` need not wait for it.
-    // CLI only: the signal pipe's probe is a signal to this very process (and is not forwarded).
+    // Once the command has run a while (AfterStart): none of it is needed before, and `gsup -- true` need not
+    // wait for it. CLI only: the signal pipe's probe is a signal to this very process (and is not forwarded).
     const probe = inbox && (() => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)));
     const ownGroup = (pgid: number) => (this.ownPgid = pgid);
-    setImmediate(() => this.over || settleStart(this.platform, this.logger, this.parts.pm2, ownGroup, probe));
+    const { afterStart } = this.parts;
+    afterStart.later(() => this.over || settleStart(this.platform, this.logger, this.parts.pm2, ownGroup, probe));
+    afterStart.spawned();
     this.loop.start();
     // The end waits for what deaths.ts still has to say (an OOM kill), a second at most.
     return done.then(async (result) => (await this.parts.deaths.settled(), result));

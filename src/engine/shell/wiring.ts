@@ -2,6 +2,7 @@ import type { Logger } from '../../output/log.js';
 import type { Platform } from '../../platform/index.js';
 import type { SuperviseOptions } from '../config/api.js';
 import { Children } from '../children/children.js';
+import { AfterStart } from './start-steps.js';
 import { Deaths } from '../children/deaths.js';
 import type { SupervisorConfig } from '../config/config.js';
 import { Forwarder } from '../delivery/forwarder.js';
@@ -13,6 +14,7 @@ import type { EngineEvent } from './queue.js';
 import { ReadyListeners } from '../health/ready-listeners.js';
 import { Relayers } from '../delivery/relayers.js';
 import { spawnRun as spawnCommand } from '../children/run.js';
+import { defaultSpawn } from '../children/spawn.js';
 import { Looks } from '../tree/looks.js';
 import { StopRounds } from '../delivery/stop-rounds.js';
 import { ProcessTree } from '../tree/tree.js';
@@ -38,7 +40,8 @@ export function wire(
   const cwd = options.cwd ?? '/';
   const env = options.env ?? process.env;
   const fault = (error: unknown) => push({ kind: 'fault', error });
-  const deaths = new Deaths(platform, logger, options.status);
+  const afterStart = new AfterStart();
+  const deaths = new Deaths(platform, logger, options.status, afterStart.later);
   // An orphan gsup reaped is gone: its name as the last look saw it.
   const nameOf = (pid: number) => looks.last?.alive.find((info) => info.pid === pid)?.name ?? '';
   const sigkilled = (pid: number, exit: CommandExit) =>
@@ -49,7 +52,7 @@ export function wire(
   // As PID 1 every orphan of the namespace comes to gsup (`docker exec`'s too); as subreaper only the tree's.
   const origin = { provenance, nodeChildren: children.nodeChildren, strict: process.pid === 1 };
   // -v names who joins the tree: their command lines are read in the looks too.
-  const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'));
+  const tree = new ProcessTree(platform, process.pid, origin, logger.enabled('info'), afterStart.later);
   // Before any spawn: what gsup's first image left (a preload's child) is never the tree's.
   // Mostly none: asked in O(1) first, before a walk of every thread's children.
   tree.noteChildrenBefore(platform.hasChildren?.() === false ? [] : (platform.ownChildren?.() ?? []));
@@ -94,7 +97,20 @@ export function wire(
     const runEnv = handed?.env ?? readyEnv;
     let run: ReturnType<typeof spawnCommand>;
     try {
-      run = spawnCommand(id, command, args, config, { ...options, env: runEnv }, platform, terminal, ipc, handed);
+      // gsup reaps (PID 1, subreaper: decided before the first spawn): a command it may start without a fork.
+      const reapHere = children.reaping ? children.reapHere.bind(children) : undefined;
+      const spawn = options.spawn ?? defaultSpawn(platform, reapHere);
+      run = spawnCommand(
+        id,
+        command,
+        args,
+        config,
+        { ...options, env: runEnv, spawn },
+        platform,
+        terminal,
+        ipc,
+        handed,
+      );
     } finally {
       handed?.spawned();
     }
@@ -119,6 +135,7 @@ export function wire(
     listen,
     spawnRun,
     deaths,
+    afterStart,
   };
 }
 

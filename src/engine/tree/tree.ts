@@ -56,8 +56,8 @@ export class ProcessTree {
     private readonly platform: Platform,
     private readonly rootPid: number = process.pid,
     private readonly origin?: Origin,
-    /** Read every joining process's command line (for -v). */
-    private readonly verbose = false,
+    private readonly verbose = false, // read every joining process's command line (for -v)
+    private readonly later: (act: () => void) => void = setImmediate, // the start's own work (AfterStart)
   ) {
     this.lines = new CommandLines(platform);
     this.probes = new ProbeGroups(platform);
@@ -109,9 +109,9 @@ export class ProcessTree {
     if (info) {
       if (run === this.current) this.command = info;
       this.known.set(pid, info.startTime);
-      // Whether it is a pm2 manager: known before the first forward needs it. Read from the loop's next turn on
-      // (the first read starts libuv's pool, ~1.5 ms of the loop's thread): a command that exits at once first.
-      setImmediate(() => void this.lines.learn([info]));
+      // Whether it is a pm2 manager, before the first forward needs it (until then a forward looks): read once the
+      // command has run a while (AfterStart: the first read starts libuv's pool, ~1.5 ms of the loop's thread).
+      this.later(() => void this.lines.learn([info]));
     }
     return info;
   }

@@ -21,6 +21,7 @@ import {
   reapZombies,
 } from './process/reaping.js';
 import { libcCalls, quickExit } from './process/quick-exit.js';
+import { posixSpawn } from './process/posix-spawn.js';
 import { openNotifySocket } from './sockets/notify-socket.js';
 import { heldSocketCalls } from './sockets/sockets.js';
 import { socketTakers } from './sockets/socket-takers.js';
@@ -209,6 +210,7 @@ export const linuxPlatform: Platform = {
   ownMemoryCgroup,
   readMemoryCgroup,
   reapZombies,
+  spawnProcess: posixSpawn,
   ownChildren,
   childOutside,
   openNotifySocket,

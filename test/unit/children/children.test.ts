@@ -4,6 +4,7 @@ import { notStarted, type CommandRun } from '../../../src/engine/children/run.js
 import { Logger } from '../../../src/output/log.js';
 import type { ReapedChild } from '../../../src/platform/index.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
+import type { CommandExit } from '../../../src/engine/machine/values.js';
 
 // gsup's own children on a fake platform: Node's (never reaped here), the orphans it reaps, and whether any is left.
 
@@ -47,6 +48,25 @@ describe('Children', () => {
       ],
       notYet: 2,
     });
+  });
+
+  it('a command gsup spawned itself (posix_spawn): reaped here, its status told to its spawn and to no one else', () => {
+    const waiting: ReapedChild[] = [
+      { pid: 7, code: null, signal: 15 },
+      { pid: 8, code: 0, signal: null },
+    ];
+    const platform = new FakePlatform();
+    const seen: Array<[number, boolean, boolean]> = [];
+    // What the reaper is told to leave to libuv, as it is at each call: Node's own (9), never gsup's spawn (7).
+    platform.reapOne = (keep) => (seen.push([keep.size, keep.has(7), keep.has(9)]), waiting.shift() ?? 'none');
+    const children = new Children(platform, silent);
+    children.reaping = true;
+    children.nodeChildren.add(7).add(9);
+    const told: CommandExit[] = [];
+    children.reapHere(7, (exit) => told.push(exit));
+    expect(children.reap().reaped).toEqual([{ code: 0, signal: null }]);
+    expect(told).toEqual([{ code: null, signal: 'SIGTERM' }]);
+    expect(seen[0]).toEqual([1, false, true]);
   });
 
   it('a helper (pm2 kill) is Node’s child until it exits: never reaped by gsup meanwhile', () => {

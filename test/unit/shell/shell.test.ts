@@ -6,6 +6,7 @@ import type { SignalName } from '../../../src/platform/index.js';
 import type { FakePlatform } from '../../helpers/fake-platform.js';
 import { GSUP, killsOf, shellSetup } from '../../helpers/shell.js';
 import type { CommandExit } from '../../../src/engine/machine/values.js';
+import { AFTER_START_MS } from '../../../src/engine/shell/start-steps.js';
 
 // The shell (supervise) with an injected platform and spawn (test/helpers/shell.ts): no real process, no real signal.
 // The loop's scenarios run on a fake clock (an in-memory process table, a fake SIGCHLD, fake timers: every phase
@@ -51,8 +52,9 @@ let transcript: { platform: FakePlatform; lines: string[]; result: Promise<unkno
 /** Lets the loop handle what is queued, and time pass. */
 const advance = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
-/** Until the command's line (read ahead at its spawn, off the loop) is known: a forward then goes at once. */
+/** Until the command's line (read ahead once it has run a while, off the loop) is known: a forward then goes at once. */
 async function untilLineRead(platform: FakePlatform, pid = 500): Promise<void> {
+  await advance(AFTER_START_MS);
   for (let turn = 0; turn < 50 && !platform.linesRead.has(pid); turn++) await advance();
   expect(platform.linesRead.has(pid)).toBe(true);
   await advance(); // its answer, taken in

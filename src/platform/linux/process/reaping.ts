@@ -159,7 +159,7 @@ function isZombie(pid: number): boolean {
  * to reap; 'blocked': the first one is Node's, which libuv has yet to take
  * (reapZombies can look past it).
  */
-export function reapOne(keep: ReadonlySet<number>): ReapedChild | 'none' | 'blocked' {
+export function reapOne(keep: Pick<ReadonlySet<number>, 'has' | 'size'>): ReapedChild | 'none' | 'blocked' {
   const native = load();
   if (!native) return 'none';
   siginfo.fill(0);
@@ -197,7 +197,7 @@ function reapPid(native: Libc, pid: number): ReapedChild | undefined {
  * Reaps every zombie child that Node did not spawn, by a walk of gsup's
  * children: O(children), for when reapOne is blocked behind one of Node's.
  */
-export function reapZombies(keep: ReadonlySet<number>): ReapResult {
+export function reapZombies(keep: Pick<ReadonlySet<number>, 'has' | 'size'>): ReapResult {
   const native = load();
   const result: ReapResult = { reaped: [], notYet: 0 };
   // No child at all (the command reaped by Node already): no walk.
