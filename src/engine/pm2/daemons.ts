@@ -35,8 +35,8 @@ export class Pm2Supervision {
   private readonly killed = new Set<string>();
   private readonly proof: GodProof;
   /**
-   * Resolved once, as the command starts (`findCli`, at the loop's first turn): a PATH search and a walk up to /
-   * that `gsup -- node app.js` need not wait for. A CLI put there later is never taken.
+   * Resolved once, as the command starts (`findCli`, once it has run a while: AfterStart): a PATH search and a walk up
+   * to / that `gsup -- node app.js` need not wait for. A CLI put there later is never taken.
    */
   private found?: Pm2Cli;
 

@@ -11,7 +11,7 @@ export type Pm2Cli = { path: string } | { why: string };
 /**
  * The pm2 CLI that goes with the command: beside a `pm2`/`pm2-runtime` the
  * command names, else `pm2` on PATH, else the project's node_modules/.bin.
- * Looked for once, at start (the loop's first turn, after the first spawn), and taken only from where no
+ * Looked for once, at start (once the first run has run a while: AfterStart), and taken only from where no
  * one but root and gsup's user can write (the file and every directory above
  * it): gsup runs it as its own user, and an app that dropped its privileges
  * must not be able to put code there. An app that runs as gsup's user could
