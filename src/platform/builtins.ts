@@ -18,6 +18,11 @@ export function net(): typeof import('node:net') {
   return (loadedNet ??= load('node:net') as typeof import('node:net'));
 }
 
+/** Whether this is Node's main thread, where signals (SIGCHLD) reach: node:worker_threads (~3 ms), on first ask. */
+export function mainThread(): boolean {
+  return (load('node:worker_threads') as typeof import('node:worker_threads')).isMainThread;
+}
+
 /**
  * Node's internal binding `name` (process.binding), or undefined: it stays quiet under --pending-deprecation
  * (DEP0111), where the app's own use of it still warns.

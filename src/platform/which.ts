@@ -29,8 +29,8 @@ export function onPath(name: string, env: NodeJS.ProcessEnv, cwd: string): strin
     return executable(path) ? path : undefined;
   }
   for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const path = join(resolve(cwd, dir), name);
+    // An empty entry is the current directory, as execvp(3) reads it.
+    const path = join(resolve(cwd, dir || '.'), name);
     if (executable(path)) return path;
   }
   return undefined;

@@ -8,6 +8,12 @@ import type { CommandExit } from '../machine/values.js';
 const HELPER_LIVES_KEPT = 8;
 
 /**
+ * The children started without libuv (posix_spawn) in this process, by pid: whichever supervision reaps one (two
+ * `supervise()` at once reap each other's: waitid takes any zombie) tells its own spawn.
+ */
+const SPAWNED_HERE = new Map<number, (exit: CommandExit) => void>();
+
+/**
  * gsup's own children: those Node spawned (the command, probes, `pm2 kill`),
  * which libuv reaps, and the orphans reparented to gsup (PID 1, subreaper),
  * which gsup reaps, O(1) each; and whether any of the tree is left.
@@ -18,8 +24,8 @@ export class Children {
    * those in `spawnedHere`.
    */
   readonly nodeChildren = new Set<number>();
-  /** Children gsup started without libuv (posix_spawn): it reaps them itself, and tells their status here. */
-  private readonly spawnedHere = new Map<number, (exit: CommandExit) => void>();
+  /** Children gsup started without libuv (posix_spawn): reaped here, their status told (SPAWNED_HERE). */
+  private readonly spawnedHere = SPAWNED_HERE;
   /** gsup's own helper processes (`pm2 kill`): part of the tree a stop waits for, never sent the stop signal. */
   readonly helpers = new Set<number>();
   /** Whether zombies reparented to gsup are reaped here (PID 1 or subreaper). */

@@ -211,12 +211,16 @@ export function spawnHere(
   args: string[],
   options: SpawnOptions,
 ): SpawnedCommand | undefined {
+  // Only plain strings: what Node checks and converts itself is left to it.
   if (!platform.spawnProcess || options.ipc || options.stdio !== 'inherit') return undefined;
+  const plain = (value: unknown) => typeof value === 'string' && !value.includes('\0');
+  if (command === '' || ![command, ...args].every(plain) || (options.cwd !== undefined && !plain(options.cwd)))
+    return undefined;
   const env = options.env ?? process.env;
   const path = onPath(command, env, options.cwd ?? process.cwd());
   const pairs = envPairs(env);
   const argv = [command, ...args];
-  if (!path || !pairs || argv.some((arg) => arg.includes('\0'))) return undefined;
+  if (!path || !pairs) return undefined;
   const request = { path, argv, envPairs: pairs, detached: options.detached, cwd: options.cwd, fds: options.fds ?? [] };
   const pid = platform.spawnProcess(request);
   if (typeof pid !== 'number') return undefined;

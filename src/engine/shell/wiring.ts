@@ -15,6 +15,7 @@ import { ReadyListeners } from '../health/ready-listeners.js';
 import { Relayers } from '../delivery/relayers.js';
 import { spawnRun as spawnCommand } from '../children/run.js';
 import { defaultSpawn } from '../children/spawn.js';
+import { mainThread } from '../../platform/builtins.js';
 import { Looks } from '../tree/looks.js';
 import { StopRounds } from '../delivery/stop-rounds.js';
 import { ProcessTree } from '../tree/tree.js';
@@ -97,8 +98,10 @@ export function wire(
     const runEnv = handed?.env ?? readyEnv;
     let run: ReturnType<typeof spawnCommand>;
     try {
-      // gsup reaps (PID 1, subreaper: decided before the first spawn): a command it may start without a fork.
-      const reapHere = children.reaping ? children.reapHere.bind(children) : undefined;
+      // gsup reaps (PID 1, subreaper: decided before the first spawn), on the thread SIGCHLD reaches (the CLI's is
+      // Node's main thread; a library's may be a worker's): a command it may start without a fork.
+      const here = children.reaping && (options.inbox !== undefined || mainThread());
+      const reapHere = here ? children.reapHere.bind(children) : undefined;
       const spawn = options.spawn ?? defaultSpawn(platform, reapHere);
       run = spawnCommand(
         id,

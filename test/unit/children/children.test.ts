@@ -69,6 +69,19 @@ describe('Children', () => {
     expect(seen[0]).toEqual([1, false, true]);
   });
 
+  it('two supervisions at once: the one that reaps the other’s command tells that command’s spawn', () => {
+    const waiting: ReapedChild[] = [{ pid: 21, code: 2, signal: null }];
+    const platform = new FakePlatform();
+    platform.reapOne = () => waiting.shift() ?? 'none';
+    const [one, two] = [new Children(platform, silent), new Children(platform, silent)];
+    one.reaping = two.reaping = true;
+    two.nodeChildren.add(21);
+    const told: CommandExit[] = [];
+    two.reapHere(21, (exit) => told.push(exit));
+    expect(one.reap().reaped).toEqual([]);
+    expect(told).toEqual([{ code: 2, signal: null }]);
+  });
+
   it('a helper (pm2 kill) is Node’s child until it exits: never reaped by gsup meanwhile', () => {
     const { children, keeps } = childrenOf();
     children.reaping = true;

@@ -7,6 +7,7 @@ import type { CommandExit } from '../../../src/engine/machine/values.js';
 import { signalName } from '../../../src/platform/signals.js';
 import { linuxPlatform } from '../../../src/platform/linux/platform.js';
 import { load } from '../../../src/platform/linux/native.js';
+import { onPath } from '../../../src/platform/which.js';
 
 // A run's command started by posix_spawn (src/platform/linux/process/posix-spawn.ts), reaped by its caller: the
 // same exits, argv, environment, directory, session, fds and signals as libuv's child gets, each read from what
@@ -137,6 +138,20 @@ describe.runIf(linux)('spawnHere (posix_spawn)', () => {
     expect(here('true', [], { stdio: 'pipe' })).toBeUndefined();
     expect(here('true', [], { ipc: () => {} })).toBeUndefined();
     expect(here('true', ['a\0b'])).toBeUndefined();
+    // What Node checks and converts itself, from plain JS callers of the library: a number, a URL as the directory.
+    expect(here('echo', [5 as unknown as string])).toBeUndefined();
+    expect(here('true', [], { cwd: new URL('file:///') as unknown as string })).toBeUndefined();
     expect(here('true', [], { env: { PATH: process.env.PATH, A: 'a\0b' } })).toBeUndefined();
+  });
+});
+
+describe('onPath', () => {
+  it('an empty PATH entry is the current directory, as execvp reads it', () => {
+    dir = mkdtempSync(join(tmpdir(), 'gsup-here-'));
+    const own = join(dir, 'date');
+    writeFileSync(own, 'echo mine\n');
+    chmodSync(own, 0o755);
+    expect(onPath('date', { PATH: `/nonexistent::${process.env.PATH}` }, dir)).toBe(own);
+    expect(onPath('date', { PATH: `${process.env.PATH}:` }, dir)).not.toBe(own);
   });
 });
