@@ -9,3 +9,14 @@ export async function waitFor(condition: () => boolean, what: string, timeoutMs 
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** SIGKILL to each of these pids (a test's own children), emptying the list; one already gone is fine. */
+export function killPids(pids: number[]): void {
+  for (const pid of pids.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+}

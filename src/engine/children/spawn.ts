@@ -151,12 +151,9 @@ function processClass(): ProcessClass | null {
 export function directSpawn(command: string, args: string[], options: SpawnOptions): SpawnedCommand | undefined {
   const Process = processClass();
   if (!Process || options.ipc || options.stdio === 'pipe') return undefined;
-  // What Node validates with its own errors (an empty command, a number in argv from plain JS, a URL as cwd).
-  const argv = [command, ...args];
-  const plain = (value: unknown) => typeof value === 'string' && !value.includes('\0');
-  if (command === '' || !argv.every(plain) || (options.cwd !== undefined && !plain(options.cwd))) return undefined;
-  const pairs = envPairs(options.env ?? process.env);
-  if (!pairs) return undefined;
+  const argv = plainArgv(command, args, options.cwd);
+  const pairs = argv && envPairs(options.env ?? process.env);
+  if (!argv || !pairs) return undefined;
   const std =
     options.stdio === 'ignore'
       ? [{ type: 'ignore' }, { type: 'ignore' }, { type: 'ignore' }]
@@ -211,16 +208,12 @@ export function spawnHere(
   args: string[],
   options: SpawnOptions,
 ): SpawnedCommand | undefined {
-  // Only plain strings: what Node checks and converts itself is left to it.
   if (!platform.spawnProcess || options.ipc || options.stdio !== 'inherit') return undefined;
-  const plain = (value: unknown) => typeof value === 'string' && !value.includes('\0');
-  if (command === '' || ![command, ...args].every(plain) || (options.cwd !== undefined && !plain(options.cwd)))
-    return undefined;
   const env = options.env ?? process.env;
-  const path = onPath(command, env, options.cwd ?? process.cwd());
-  const pairs = envPairs(env);
-  const argv = [command, ...args];
-  if (!path || !pairs) return undefined;
+  const argv = plainArgv(command, args, options.cwd);
+  const path = argv && onPath(command, env, options.cwd ?? process.cwd());
+  const pairs = path && envPairs(env);
+  if (!argv || !path || !pairs) return undefined;
   const request = { path, argv, envPairs: pairs, detached: options.detached, cwd: options.cwd, fds: options.fds ?? [] };
   const pid = platform.spawnProcess(request);
   if (typeof pid !== 'number') return undefined;
@@ -236,6 +229,16 @@ export function spawnHere(
     settle(exit);
   });
   return { pid, exited, stdout: null, stderr: null, reaped: () => reaped };
+}
+
+/**
+ * The argv, when the command, its arguments and directory are plain strings without a NUL; else undefined: what
+ * Node validates with its own errors (an empty command, a number in argv from plain JS, a URL as cwd) is left to it.
+ */
+function plainArgv(command: string, args: string[], cwd: string | undefined): string[] | undefined {
+  const argv = [command, ...args];
+  const plain = (value: unknown) => typeof value === 'string' && !value.includes('\0');
+  return command !== '' && argv.every(plain) && (cwd === undefined || plain(cwd)) ? argv : undefined;
 }
 
 /** `KEY=value` for each variable set; undefined when one holds a NUL (Node refuses it with its own message). */

@@ -2,6 +2,7 @@ import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killPids } from '../../helpers/proc.js';
 import { directSpawn, nodeSpawn, type SpawnOptions } from '../../../src/engine/children/spawn.js';
 
 // A run's spawn through Node's process handle, without node:child_process: the same exits, errors, fds,
@@ -12,13 +13,7 @@ let dir = '';
 const pids: number[] = [];
 
 afterEach(() => {
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  killPids(pids);
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = '';
 });

@@ -2,6 +2,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killPids } from '../../helpers/proc.js';
 import { spawnHere, type SpawnOptions } from '../../../src/engine/children/spawn.js';
 import type { CommandExit } from '../../../src/engine/machine/values.js';
 import { signalName } from '../../../src/platform/signals.js';
@@ -32,13 +33,7 @@ function reapHere(pid: number, reaped: (exit: CommandExit) => void): void {
 }
 
 afterEach(() => {
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  killPids(pids);
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = '';
 });
