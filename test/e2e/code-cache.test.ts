@@ -46,7 +46,7 @@ describe('the code cache of dist/', () => {
 // a start); a run is spawned without it, and without libuv's process handle either (posix_spawn, where gsup reaps:
 // spawnHere in src/engine/children/spawn.ts), and node:net comes only with --listen.
 describe('the Node modules `gsup -- true` loads', () => {
-  it('neither node:child_process, node:net nor an AbortController, and the run still ends with its status', () => {
+  it('neither node:child_process, node:net, node:module nor an AbortController, and the run still ends with its status', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsup-modules-'));
     try {
       const hook = join(dir, 'hook.cjs');
@@ -63,7 +63,9 @@ describe('the Node modules `gsup -- true` loads', () => {
       const loaded: string[] = JSON.parse(run(['--', 'true']));
       expect(loaded).not.toContain('Internal Binding process_wrap');
       // internal/abort_controller: Node's EventTarget, which the timers' end does without (shell/timers.ts).
-      for (const name of ['child_process', 'net', 'stream', 'dgram', 'internal/abort_controller'])
+      // module: node:module loads Node's ES module loader; the bundles take its Module from require.main
+      // (scripts/build.js: loaderModule).
+      for (const name of ['child_process', 'net', 'stream', 'dgram', 'internal/abort_controller', 'module'])
         expect(loaded).not.toContain(`NativeModule ${name}`);
       expect(() => run(['--', 'sh', '-c', 'exit 7'])).toThrow(expect.objectContaining({ status: 7 }));
     } finally {
