@@ -1,7 +1,6 @@
 // What a process of a run was handed (engine/listen/wire.ts), read from its environment and checked against its
 // fds. Pure but for the fstat it is given: the unit tests hand it a table.
 import { FIRST_FD, LISTEN_FDNAMES, LISTEN_FDS, LISTEN_ID, REPORT_FD, parseListenIds } from '../engine/listen/wire.js';
-import { parseAddress, showAddress } from './address.js';
 
 // A process that trusts none of its fds keeps none of the contract's variables, nor do its children.
 export { VARIABLES } from '../engine/listen/wire.js';
@@ -10,8 +9,11 @@ export interface HeldSocket {
   fd: number;
   dev: string;
   ino: string;
-  /** The held address (normal spelling) and port. */
-  host: string;
+  /**
+   * The held address as gsup bound and wrote it (`[::]:8080`, `127.0.0.1:9000`); its host is read only when the
+   * app listens (take-over.ts: heldHost), not at every Node start of a run.
+   */
+  address: string;
   port: number;
   /** LISTEN_FDNAMES' entry: the word the report channel says. */
   name: string;
@@ -41,16 +43,23 @@ export function readHeld(env: NodeJS.ProcessEnv): Held | string | undefined {
   const names = env[LISTEN_FDNAMES]?.split(':') ?? [];
   const sockets: HeldSocket[] = [];
   for (const [index, entry] of entries.entries()) {
-    const address = parseAddress(entry.address);
-    if (!address) return `${LISTEN_ID} names no address in ${entry.address}`;
-    const name = names[index] || String(address.port);
-    sockets.push({ fd: FIRST_FD + index, dev: entry.dev, ino: entry.ino, ...address, name });
+    const port = portOf(entry.address);
+    if (port === undefined) return `${LISTEN_ID} names no address in ${entry.address}`;
+    const name = names[index] || String(port);
+    sockets.push({ fd: FIRST_FD + index, dev: entry.dev, ino: entry.ino, address: entry.address, port, name });
   }
   const report = env[REPORT_FD];
   if (report === undefined) return { sockets };
   // The contract puts it right after the sockets: anything else is not written to.
   if (Number(report) !== FIRST_FD + count) return `${REPORT_FD}=${report} is not fd ${FIRST_FD + count}`;
   return { sockets, reportFd: FIRST_FD + count };
+}
+
+/** The port at the end of `ADDRESS:PORT` (1-65535), or undefined. */
+function portOf(address: string): number | undefined {
+  const digits = address.slice(address.lastIndexOf(':') + 1);
+  const port = Number(digits);
+  return String(port) === digits && port >= 1 && port <= 65535 ? port : undefined;
 }
 
 /** Why these fds are not the held sockets (and the report channel), or undefined when every one matches. */
@@ -60,7 +69,7 @@ export function mismatch(held: Held, fstat: Fstat): string | undefined {
     if (!stat) return `fd ${socket.fd} is not open`;
     if (stat.dev !== socket.dev || stat.ino !== socket.ino || !stat.socket) {
       const what = stat.socket ? 'another socket' : 'no socket';
-      const wanted = `${socket.dev}:${socket.ino}, ${showAddress(socket.host, socket.port)}`;
+      const wanted = `${socket.dev}:${socket.ino}, ${socket.address}`;
       return `fd ${socket.fd} is ${what} (${stat.dev}:${stat.ino}, not ${wanted})`;
     }
   }

@@ -1,6 +1,6 @@
 // Taking over: a listen() on a held port becomes a listen on the held socket's fd.
 import type { Server } from 'node:net';
-import { placement, showAddress } from './address.js';
+import { parseAddress, placement, showAddress } from './address.js';
 import { drainOf, watch } from './drain.js';
 import type { HeldSocket } from './held.js';
 import { fstat, report, say, type Holder } from './process.js';
@@ -32,7 +32,11 @@ const BACKLOG = 0x7fffffff;
 function choose(holder: Holder, address: string | null, port: number): HeldSocket | undefined {
   const places = holder.held.sockets
     .filter((socket) => socket.port === port)
-    .map((socket) => ({ socket, place: placement(address, socket.host) }))
+    .flatMap((socket) => {
+      // gsup wrote it: an address that does not parse is held by no listen.
+      const host = parseAddress(socket.address)?.host;
+      return host === undefined ? [] : [{ socket, place: placement(address, host) }];
+    })
     .filter(({ place }) => place !== 'outside')
     // One not taken yet first, then its very address.
     .map((found) => ({
@@ -43,7 +47,7 @@ function choose(holder: Holder, address: string | null, port: number): HeldSocke
   if (places.length === 0) return undefined;
   const { socket, place } = places[0];
   const asked = showAddress(address, port);
-  const held = `${showAddress(socket.host, socket.port)} (${socket.name})`;
+  const held = `${socket.address} (${socket.name})`;
   const state = holder.taken.get(socket.fd);
   if (state) {
     const why = state === 'listening' ? 'another server of this process listens on it' : 'this process closed it';

@@ -24,8 +24,8 @@ describe('what a process was handed', () => {
   it('reads the sockets at 3… with their names, and the report channel after them', () => {
     expect(readHeld(ENV)).toEqual({
       sockets: [
-        { fd: 3, dev: '9', ino: '1001', host: '::', port: 8080, name: 'web' },
-        { fd: 4, dev: '9', ino: '1002', host: '127.0.0.1', port: 9000, name: 'admin' },
+        { fd: 3, dev: '9', ino: '1001', address: '[::]:8080', port: 8080, name: 'web' },
+        { fd: 4, dev: '9', ino: '1002', address: '127.0.0.1:9000', port: 9000, name: 'admin' },
       ],
       reportFd: 5,
     });
@@ -42,6 +42,8 @@ describe('what a process was handed', () => {
   it('says why when the variables do not agree', () => {
     expect(readHeld({ ...ENV, LISTEN_FDS: '1' })).toMatch(/does not match LISTEN_FDS=1/);
     expect(readHeld({ ...ENV, GSUP_LISTEN_ID: '9:1@somewhere,9:2@[::]:1' })).toMatch(/no address in somewhere/);
+    for (const port of ['0', '65536', '080', '', '8e1', '0x50'])
+      expect(readHeld({ ...ENV, GSUP_LISTEN_ID: `9:1@[::]:${port},9:2@[::]:1` })).toMatch(/no address in \[::\]:/);
     expect(readHeld({ ...ENV, GSUP_REPORT_FD: '7' })).toMatch(/GSUP_REPORT_FD=7 is not fd 5/);
   });
 
