@@ -14,9 +14,10 @@ import type { Logger } from '../../output/log.js';
 import { heldByOwners } from '../../platform/trusted-path.js';
 import { withPreload } from './node-options.js';
 
-// The listen preload's file in gsup: found or written at start, checked before each spawn, named in the
-// command's NODE_OPTIONS. How it is meant to be called (gsup's wiring, under --listen unless
-// --no-listen-preload; never on the path of a start without --listen: it loads nothing by itself):
+// The listen preload's file in gsup: found or written at start, checked before each later spawn (the start's
+// first, in the same turn, takes the start's own check), named in the command's NODE_OPTIONS. How it is meant to
+// be called (gsup's wiring, under --listen unless --no-listen-preload; never on the path of a start without
+// --listen: it loads nothing by itself):
 //
 //   const preload = installPreload(logger);        // once, at start: a PreloadFile, or why not (said already)
 //   // before each spawn of a run, in the command's environment only (never gsup's own process.env):
@@ -195,6 +196,8 @@ function changed(place: Place): string | Place | undefined {
 class Installed implements PreloadFile {
   private said = false;
   private code: Buffer | undefined;
+  /** Found and checked in this very turn of the loop (the start's): the first spawn, in the same turn, takes it so. */
+  checkedNow = false;
 
   constructor(
     private readonly logger: Logger,
@@ -233,7 +236,7 @@ class Installed implements PreloadFile {
   }
 
   nodeOptions(appNodeOptions: string | undefined): string | undefined {
-    const why = this.place ? changed(this.place) : 'there is no listen preload';
+    const why = !this.place ? 'there is no listen preload' : this.checkedNow ? undefined : changed(this.place);
     if (typeof why === 'object') this.place = why;
     if (why === undefined || typeof why === 'object') return withPreload(appNodeOptions, this.place!.path);
     const again = this.choose();
@@ -268,6 +271,9 @@ export function installPreload(logger: Logger, places: PreloadPlaces = {}): Prel
     return place;
   }
   installed.place = place;
+  // The start spawns its first run in this same turn: that spawn needs no second look (~0.4 ms); any later one does.
+  installed.checkedNow = true;
+  process.nextTick(() => (installed.checkedNow = false));
   logger.debug('listen-preload', `listen preload at ${place.path}`, { path: place.path });
   return installed;
 }

@@ -50,9 +50,12 @@ function setUp(places: Omit<PreloadPlaces, 'source'> & { source?: 'run' | 'tmp' 
   return { preload, lines, source, run };
 }
 
-function installed(places: Parameters<typeof setUp>[0] = {}) {
+/** Installed, then a turn of the loop later: each nodeOptions() is a later spawn's (the start's first one takes the
+ * install's own check, in the same turn). */
+async function installed(places: Parameters<typeof setUp>[0] = {}) {
   const set = setUp(places);
   if (typeof set.preload === 'string') throw new Error(set.preload);
+  await new Promise((resolve) => setImmediate(resolve));
   return { ...set, preload: set.preload, path: set.preload.path! };
 }
 
@@ -69,16 +72,16 @@ describe.runIf(root)('the listen preload file', () => {
     expect(preloadSource(fromSource)).toBe(join(ROOT, 'dist/listen-preload.cjs'));
   });
 
-  it("the package's own file, where its whole path is root's and closed to writers: used as it is", () => {
-    const { preload, source, run, lines } = installed({ source: 'run' });
+  it("the package's own file, where its whole path is root's and closed to writers: used as it is", async () => {
+    const { preload, source, run, lines } = await installed({ source: 'run' });
     expect(preload.path).toBe(source);
     expect(preload.nodeOptions(undefined)).toBe(`--require "${source}"`);
     expect(readdirSync(run)).toEqual([]);
     expect(lines).toEqual([]);
   });
 
-  it('a package under /tmp (sticky, open to all): written as root under /run/gsup, by content, 0755 and 0444', () => {
-    const { preload, run, path, lines } = installed();
+  it('a package under /tmp (sticky, open to all): written as root under /run/gsup, by content, 0755 and 0444', async () => {
+    const { preload, run, path, lines } = await installed();
     expect(path).toBe(named(run));
     expect([mode(dirname(path)), mode(path)]).toEqual([0o755, 0o444]);
     expect(readFileSync(path, 'utf8')).toBe(CODE);
@@ -86,23 +89,35 @@ describe.runIf(root)('the listen preload file', () => {
     expect(lines).toEqual([]);
     // A second gsup finds it, and writes nothing: the same inode, nothing beside it.
     const inode = lstatSync(path).ino;
-    const second = installed({ run });
+    const second = await installed({ run });
     expect(second.path).toBe(path);
     expect(lstatSync(path).ino).toBe(inode);
     expect(readdirSync(dirname(path))).toEqual([`listen-preload-${digest(Buffer.from(CODE))}.cjs`]);
   });
 
-  it("goes after the app's NODE_OPTIONS, and never into gsup's own", () => {
+  it("the start's first spawn, in the start's own turn, takes the install's check; a later one looks again", async () => {
+    const set = setUp();
+    if (typeof set.preload === 'string') throw new Error(set.preload);
+    const path = set.preload.path!;
+    chmodSync(set.run, 0o777); // opened to all in the same turn: not seen by the spawn the start makes at once
+    expect(set.preload.nodeOptions(undefined)).toBe(`--require "${path}"`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(set.preload.nodeOptions(undefined)).toBeUndefined(); // the next spawn looks: open to all, none taken
+    expect(set.lines).toHaveLength(1);
+    chmodSync(set.run, 0o755);
+  });
+
+  it("goes after the app's NODE_OPTIONS, and never into gsup's own", async () => {
     const before = process.env.NODE_OPTIONS;
-    const { preload, path } = installed();
+    const { preload, path } = await installed();
     expect(preload.nodeOptions('--max-old-space-size=300 --require "/app/otel.cjs"')).toBe(
       `--max-old-space-size=300 --require "/app/otel.cjs" --require "${path}"`,
     );
     expect(process.env.NODE_OPTIONS).toBe(before);
   });
 
-  it('removed, or replaced: written again at the same path (runs name it), from the bytes read at start', () => {
-    const { preload, path, source, lines } = installed();
+  it('removed, or replaced: written again at the same path (runs name it), from the bytes read at start', async () => {
+    const { preload, path, source, lines } = await installed();
     rmSync(dirname(path), { recursive: true });
     expect(preload.nodeOptions('--x')).toBe(`--x --require "${path}"`);
     expect(readFileSync(path, 'utf8')).toBe(CODE);
@@ -118,8 +133,8 @@ describe.runIf(root)('the listen preload file', () => {
     expect(readdirSync(dirname(path))).toEqual([`listen-preload-${digest(Buffer.from(CODE))}.cjs`]);
   });
 
-  it('written anew with the same bytes (another gsup of this version, started together): taken as it is, no line', () => {
-    const { preload, path, lines } = installed();
+  it('written anew with the same bytes (another gsup of this version, started together): taken as it is, no line', async () => {
+    const { preload, path, lines } = await installed();
     writeFileSync(`${path}.other`, CODE, { mode: 0o444 });
     renameSync(`${path}.other`, path);
     const inode = lstatSync(path).ino;
@@ -146,9 +161,9 @@ describe.runIf(root)('the listen preload file', () => {
     expect(open.preload).toMatch(/ is writable by others\); XDG_RUNTIME_DIR is not set$/);
   });
 
-  it("the user's runtime folder, when /run will not do: its own, 0700; not one that is open", () => {
+  it("the user's runtime folder, when /run will not do: its own, 0700; not one that is open", async () => {
     const runtime = folder('run', 0o700);
-    const { path } = installed({ run: folder('run', 0o777), runtime });
+    const { path } = await installed({ run: folder('run', 0o777), runtime });
     expect(path).toBe(named(runtime));
     chmodSync(runtime, 0o755);
     const open = setUp({ run: folder('run', 0o777), runtime });
@@ -157,8 +172,8 @@ describe.runIf(root)('the listen preload file', () => {
     );
   });
 
-  it("when no safe place is left at a spawn, runs start without it: the app's options as given, said once", () => {
-    const { preload, run, lines } = installed();
+  it("when no safe place is left at a spawn, runs start without it: the app's options as given, said once", async () => {
+    const { preload, run, lines } = await installed();
     chmodSync(run, 0o777); // now anyone could change it: neither the file nor a new one is trusted
     expect(preload.nodeOptions('--x')).toBe('--x');
     expect(preload.nodeOptions(undefined)).toBeUndefined();
