@@ -18,6 +18,8 @@ export interface LogOutput {
   write(line: string): void;
   /** Resolves once no line waits, or after `timeoutMs`. */
   flush(timeoutMs: number): Promise<void>;
+  /** Finds its way to the reader now, while nothing waits on gsup, rather than at the first line. */
+  ready?(): void;
 }
 
 /** stderr, never waited for: lines wait in a bounded queue instead (see platform/linux/process/stderr.ts for how). */
@@ -50,6 +52,14 @@ export class StderrOutput implements LogOutput {
     this.sayLost();
     this.enqueue(data);
     this.drain();
+  }
+
+  ready(): void {
+    try {
+      if (!this.broken) this.put ??= this.open();
+    } catch {
+      // the first line tries again, and says it its own way
+    }
   }
 
   flush(timeoutMs: number): Promise<void> {

@@ -162,7 +162,11 @@ class Supervisor implements Shell {
     const probe = inbox && (() => (this.intake.expectOwn(PROBE_SIGNAL), this.platform.kill(process.pid, PROBE_SIGNAL)));
     const ownGroup = (pgid: number) => (this.ownPgid = pgid);
     const { afterStart } = this.parts;
-    afterStart.later(() => this.over || settleStart(this.platform, this.logger, this.parts.pm2, ownGroup, probe));
+    afterStart.later(() => {
+      if (this.over) return;
+      settleStart(this.platform, this.logger, this.parts.pm2, ownGroup, probe);
+      this.logger.ready();
+    });
     afterStart.spawned();
     this.loop.start();
     // The end waits for what deaths.ts still has to say (an OOM kill), a second at most.

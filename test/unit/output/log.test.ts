@@ -139,6 +139,31 @@ describe('StderrOutput: a stderr that does not drain is never waited for', () =>
   });
 });
 
+describe('StderrOutput.ready: the way to stderr found at a spare moment, not at the first line', () => {
+  it('opens once, at ready(); a failed open leaves it to the first line', () => {
+    const opened: string[] = [];
+    const taken: string[] = [];
+    let fail = true;
+    const output = new StderrOutput(
+      (count) => `lost ${count}\n`,
+      () => {
+        opened.push(fail ? 'failed' : 'opened');
+        if (fail) throw new Error('EMFILE');
+        return (data) => (taken.push(data.toString()), data.length);
+      },
+    );
+    output.ready();
+    expect(opened).toEqual(['failed']);
+    expect(output.broken).toBe(false);
+    fail = false;
+    output.ready();
+    output.ready();
+    output.write('a\n');
+    expect(opened).toEqual(['failed', 'opened']);
+    expect(taken).toEqual(['a\n']);
+  });
+});
+
 describe('own SIGPIPEs', () => {
   it('each counted one is taken once', () => {
     expect(takeOwnSigpipe()).toBe(false);

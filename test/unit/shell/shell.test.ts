@@ -88,6 +88,23 @@ describe('the loop, phase by phase', () => {
     expect((await handle.exited).exitCode).toBe(143);
   });
 
+  it('the way to stderr is found once the command has run a while, not before, nor at the run’s last line', async () => {
+    const ready = vi.spyOn(Logger.prototype, 'ready');
+    try {
+      const { platform, start } = setup({ reaping: true });
+      const handle = start();
+      await advance(AFTER_START_MS - 1);
+      expect(ready).not.toHaveBeenCalled();
+      await untilLineRead(platform);
+      expect(ready).toHaveBeenCalledTimes(1);
+      handle.stop();
+      await advance(100);
+      expect((await handle.exited).exitCode).toBe(143);
+    } finally {
+      ready.mockRestore();
+    }
+  });
+
   it('running, as subreaper: an orphan still in the command’s group had the signal with it (no look); one outside it gets it after a look', async () => {
     const { platform, start } = setup({ reaping: true });
     const handle = start();
