@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,12 @@ const bundle = (name: string, answer: number) => {
   return file;
 };
 writeFileSync(join(dir.path, 'near.cjs'), 'exports.near = () => 1;\n');
+
+/** The file's time a second past its cache's: changed after the build. */
+const later = (file: string) => {
+  const made = statSync(`${file}.cache`).mtimeMs;
+  utimesSync(file, new Date(made + 1000), new Date(made + 1000));
+};
 
 describe('a bundle with its code cache', () => {
   it('is loaded as require() would load it: its exports, __filename, __dirname, a require beside it', () => {
@@ -58,8 +64,31 @@ describe('a bundle with its code cache', () => {
     expect(again.script.cachedDataRejected).toBe(false);
     expect((again.exports.answer as () => number)()).toBe(42);
     bundle('cached.cjs', 43); // the same length: V8 alone would take the old cache
+    later(file); // edited after the build (within a timestamp's tick, the next test's case)
     const changed = loadBundle(file);
     expect(changed.script.cachedDataRejected).toBeUndefined();
     expect((changed.exports.answer as () => number)()).toBe(43);
+  });
+
+  it("compiles the cache's own copy of the source where the bundle is not newer (make's rule): what ran is what was cached", () => {
+    const file = bundle('rule.cjs', 50);
+    (loadBundle(file).exports.answer as () => number)();
+    writeCodeCache(loadBundle(file));
+    bundle('rule.cjs', 51);
+    utimesSync(file, statSync(`${file}.cache`).atime, statSync(`${file}.cache`).mtime); // as npm leaves both
+    const same = loadBundle(file);
+    expect(same.script.cachedDataRejected).toBe(false);
+    expect((same.exports.answer as () => number)()).toBe(50);
+    expect(same.source.toString()).toContain('=> 50');
+  });
+
+  it('takes a cache older than its bundle (copied first) when its copy is the bundle, byte for byte', () => {
+    const file = bundle('copied.cjs', 60);
+    (loadBundle(file).exports.answer as () => number)();
+    writeCodeCache(loadBundle(file));
+    later(file);
+    const copied = loadBundle(file);
+    expect(copied.script.cachedDataRejected).toBe(false);
+    expect((copied.exports.answer as () => number)()).toBe(60);
   });
 });
