@@ -3,13 +3,16 @@
 // it, `gsup [FLAG] -- node -e 0`, then V8's code cache of each bundle it
 // loaded, written beside it (src/cli/code-cache.ts). `cli`: the inbox and the CLI;
 // `flags`: with an option of gsup's own, for commander's bundle (flags.cjs).
-const { join } = require('node:path');
+const { lstatSync, realpathSync } = require('node:fs');
+const { dirname, join } = require('node:path');
 const { loadBundle, loadedBundles, writeCodeCache } = require('../dist/code-cache.cjs');
 
 const which = process.argv[2];
-// `listen`: the CLI's run holds a socket (GSUP_LISTEN; no preload file, so that a build writes nothing outside the
-// package; GSUP_VERBOSE=-1: the run's warning that no process took it is no news), so that a start with --listen finds
-// its own path compiled (without, it compiled a sixth of its instructions anew). No port free: a plain run.
+// `listen`: the CLI's run holds a socket (GSUP_LISTEN; GSUP_VERBOSE=-1: the run's warning that no process took it is
+// no news), so that a start with --listen finds its own path compiled (without, it compiled a sixth of its
+// instructions anew). With the preload where gsup takes the package's own file as it is (then nothing is written:
+// the file's checks and its NODE_OPTIONS come compiled too, ~1 ms of a start); elsewhere without it, so that a build
+// writes nothing outside the package (root would write it under /run). No port free: a plain run.
 const freePort = () =>
   new Promise((resolve) => {
     const server = require('node:net').createServer();
@@ -20,6 +23,25 @@ const freePort = () =>
     });
   });
 const dist = join(__dirname, '..', 'dist');
+
+/**
+ * Whether gsup takes dist/listen-preload.cjs as it is (src/platform/trusted-path.ts: heldByOwners, readable): every
+ * entry from it up to / root's or this user's, writable by no group or other, open to other users.
+ */
+function packagedPreload() {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return false;
+  try {
+    for (let path = realpathSync(join(dist, 'listen-preload.cjs')); ; path = dirname(path)) {
+      const stat = lstatSync(path);
+      if (stat.uid !== 0 && stat.uid !== uid) return false;
+      if ((stat.mode & 0o022) !== 0 || (stat.mode & (stat.isFile() ? 0o004 : 0o001)) === 0) return false;
+      if (dirname(path) === path) return true;
+    }
+  } catch {
+    return false;
+  }
+}
 const flags = which === 'flags' ? ['--stop-delay', '0'] : [];
 // The listen start writes the CLI's cache of its kind (cli.cjs.listen.cache) alone: the inbox's is the plain one's.
 const cached = which === 'flags' ? ['flags.cjs'] : which === 'listen' ? ['cli.cjs'] : ['inbox.cjs', 'cli.cjs'];
@@ -27,7 +49,11 @@ const kind = which === 'listen' ? 'listen' : undefined;
 async function start() {
   const port = which === 'listen' ? await freePort() : undefined;
   if (port !== undefined)
-    Object.assign(process.env, { GSUP_LISTEN: `127.0.0.1:${port}`, GSUP_LISTEN_PRELOAD: '0', GSUP_VERBOSE: '-1' });
+    Object.assign(process.env, {
+      GSUP_LISTEN: `127.0.0.1:${port}`,
+      GSUP_VERBOSE: '-1',
+      ...(!packagedPreload() && { GSUP_LISTEN_PRELOAD: '0' }),
+    });
   const { apart, listen } = loadBundle(join(dist, 'inbox.cjs')).exports;
   apart((carried) => {
     const inbox = listen(carried);
