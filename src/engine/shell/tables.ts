@@ -200,7 +200,6 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   if (run.pid !== undefined) parts.children.nodeChildren.delete(run.pid);
   // Held sockets: still listening after this run (any holder can shutdown() one)? One that is not is bound again.
   parts.listen?.samples.ended(runId);
-  parts.listen?.sockets.check(`after run ${runId}`, logger);
   // gsup_last_exit_code speaks of the current run only (a reload's other run has its own line).
   if (current && options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);
   // `gsup -- pm2 start …`: the command is the pm2 CLI, and its life is known to the tick.
@@ -217,6 +216,10 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   const wrapper = isWrapper(command && command.pid === run.pid ? command.name : shell.command);
   const gone = treeGone(shell);
   shell.apply({ kind: 'command-exit', run: runId, exit, sent: run.sent, treeGone: gone, mayHaveDaemon, wrapper });
+  // Held sockets: still listening after this run (any holder can shutdown() one)? One that is not is bound again,
+  // before the next run's own check: connections queue meanwhile. Once the machine has decided: where gsup ends
+  // with this exit, they are shut by now, and nothing is looked at on the way out.
+  parts.listen?.sockets.check(`after run ${runId}`, logger);
 }
 
 /** A look at the tree: what waited for it goes out, and the machine decides on it (with a stop round's route). */
