@@ -9,8 +9,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../output/log.js';
+import { moduleFile } from '../../platform/builtins.js';
 import { heldByOwners } from '../../platform/trusted-path.js';
 import { withPreload } from './node-options.js';
 
@@ -62,7 +62,7 @@ export interface PreloadPlaces {
  * this code runs in (dist/cli.cjs, dist/index.js), or src/engine/listen/ when run from source (the tests).
  */
 export function preloadSource(moduleUrl: string): string {
-  const here = dirname(fileURLToPath(moduleUrl));
+  const here = dirname(moduleFile(moduleUrl));
   const fromSource = basename(here) === 'listen' && basename(dirname(dirname(here))) === 'src';
   return join(fromSource ? dirname(dirname(dirname(here))) : here, fromSource ? 'dist' : '', 'listen-preload.cjs');
 }

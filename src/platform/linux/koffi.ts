@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { moduleFile } from '../builtins.js';
 
 /** koffi's name for this CPU's ABI: the folder of its binary (`linux_x64`, `musl_arm64`). */
 function abiOf(arch: string): string {
@@ -52,7 +52,7 @@ export function libcOf(executable: string): 'glibc' | 'musl' | undefined {
  * build (`linux_x64`, `musl_x64`): the one for node's C library first.
  */
 export function koffiPlaces(moduleUrl: string, platform: string, arch: string, libc?: 'glibc' | 'musl'): string[] {
-  const here = dirname(fileURLToPath(moduleUrl));
+  const here = dirname(moduleFile(moduleUrl));
   // The caller is dist/*.cjs (or dist/index.js) of the package, or a file of its src/ run from source (the tests),
   // at any depth of its rooms (src/cli/, src/platform/linux/process/…).
   let source = here;
@@ -80,7 +80,7 @@ export function koffiPlaces(moduleUrl: string, platform: string, arch: string, l
  * Throws when none loads.
  */
 export function loadKoffi(moduleUrl: string): typeof import('koffi') {
-  const require = createRequire(moduleUrl);
+  const require = createRequire(moduleFile(moduleUrl));
   const libc = process.platform === 'linux' ? libcOf(process.execPath) : undefined;
   const places = koffiPlaces(moduleUrl, process.platform, process.arch, libc);
   let failure: unknown;

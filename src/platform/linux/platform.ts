@@ -1,8 +1,7 @@
-import { childProcess } from '../builtins.js';
+import { childProcess, moduleFile } from '../builtins.js';
 import { close, existsSync, open, read, readdirSync } from 'node:fs';
 import { readInfo, readSmallFile } from './proc/stat.js';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { constants, uptime } from 'node:os';
 import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './native.js';
 import { trimMalloc, widenSignalPipe } from './native.js';
@@ -84,7 +83,7 @@ interface HeldChild extends ChildHandle {
 }
 
 /** gsup's own exec helper (exec-tty.ts), a bundle beside this one. */
-const EXEC_HELPER = () => join(dirname(fileURLToPath(import.meta.url)), 'exec-tty.cjs');
+const EXEC_HELPER = () => join(dirname(moduleFile(import.meta.url)), 'exec-tty.cjs');
 
 // A util-linux or busybox setsid that knows -c says so in its usage (`-c, --ctty`, `[-c]`); an older busybox does not.
 const CTTY_OPTION = /(^|[\s[,])-c\b/m;

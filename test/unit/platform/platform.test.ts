@@ -12,7 +12,28 @@ import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/linux/
 import { forAnyone } from '../../helpers/anyone.js';
 import { ROOT } from '../../helpers/gsup.js';
 import { currentPlatform, isAlive, type ProcessInfo } from '../../../src/platform/index.js';
+import { moduleFile } from '../../../src/platform/builtins.js';
 import { waitFor } from '../../helpers/proc.js';
+
+describe("a module's file from its URL (moduleFile)", () => {
+  it.each([
+    '/usr/lib/node_modules/gsup/dist/cli.cjs',
+    '/home/a b/gsup/dist/cli.cjs', // encoded by pathToFileURL: read back by node:url
+    '/opt/g%20s#u?p/café/dist/cli.cjs',
+    '/x/@scope/gsup/dist/index.js',
+  ])('%s: the file the URL names, as node:url reads it', (path) => {
+    const url = pathToFileURL(path).href;
+    expect(moduleFile(url)).toBe(path);
+  });
+
+  it('a plain path as the CommonJS bundles write it (scripts/build.js: `file://` and the path)', () => {
+    const banner = (file: string) => (/^\/[\w./-]*$/.test(file) ? `file://${file}` : pathToFileURL(file).href);
+    for (const file of ['/usr/lib/node_modules/gsup/dist/cli.cjs', '/tmp/x y/dist/cli.cjs']) {
+      expect(banner(file)).toBe(pathToFileURL(file).href);
+      expect(moduleFile(banner(file))).toBe(file);
+    }
+  });
+});
 
 describe('/proc/PID/stat', () => {
   it('reads state, ppid, pgid, session and start time, whatever the command name holds', () => {
