@@ -56,9 +56,9 @@ const moduleUrl = {
       "require('node:url').pathToFileURL(__filename).href;",
   },
 };
-// node:module in the CommonJS bundles is the CJS loader's own Module class, which require.main's constructor is
-// already: node:module itself loads Node's ES module loader and source maps with it (~0.5 ms of a start). Without a
-// main module (a bundle required from an ES module), node:module as usual.
+// node:module's createRequire in the CommonJS bundles is the CJS loader's own (require.main's constructor has it):
+// node:module itself loads Node's ES module loader and source maps with it (~0.5 ms of a start). Without a main
+// module (a bundle required from an ES module), node:module's as usual.
 const loaderModule = {
   name: 'loader-module',
   setup(build) {
@@ -68,9 +68,11 @@ const loaderModule = {
         : { path: 'module', namespace: 'loader-module' },
     );
     build.onLoad({ filter: /^module$/, namespace: 'loader-module' }, () => ({
+      // An ES module of what gsup uses (createRequire): a CommonJS one would be copied whole into each importer.
       contents:
-        'const Module = require.main && require.main.constructor;\n' +
-        "module.exports = Module && typeof Module.createRequire === 'function' ? Module : require('node:module');",
+        'const main = require.main && require.main.constructor;\n' +
+        "const Module = main && typeof main.createRequire === 'function' ? main : require('node:module');\n" +
+        'export const createRequire = Module.createRequire;',
       loader: 'js',
     }));
   },
