@@ -306,6 +306,8 @@ describe("the preload's file, as gsup installs it", () => {
       if (typeof preload === 'string') throw new Error(preload);
       const gone = preload.path!;
       expect(dirname(gone)).toBe(join(run, 'gsup'));
+      // A later spawn's look (the start's first, in the install's own turn, takes the install's check).
+      await new Promise((resolve) => setImmediate(resolve));
       rmSync(dirname(gone), { recursive: true });
       chmodSync(run, 0o777); // open to all now: no file goes there again
       const nodeOptions = preload.nodeOptions(undefined);
