@@ -12,9 +12,10 @@ import { Script } from 'node:vm';
  * it was made from (V8 checks no more than its length), and a Node whose V8
  * or flags differ rejects it: the bundle is then compiled as require() does.
  * The cache holds that source, and a start compiles the cache's own copy
- * unless the bundle's file is newer (make's rule: the build writes the
- * bundle, then its cache; npm gives both one time; an edit makes the bundle
- * newer, and then its bytes must match the copy). A start so reads the
+ * where the bundle's file is not newer and of the copy's size (Python's rule
+ * for its .pyc, with make's order: the build writes the bundle, then its
+ * cache; npm gives both one time). Otherwise (an edit, a copy that wrote the
+ * bundle last) the bundle's bytes must match the copy. A start so reads the
  * bundle's text once, not twice, and compares nothing (~1 ms).
  * This file is a bundle of its own (dist/code-cache.cjs), the first that
  * bin/gsup.cjs loads; each bundle it loads goes into require's cache, so
@@ -48,13 +49,13 @@ export const loadedBundles: Bundle[] = [];
  * cache holds what the start that made it compiled (scripts/code-cache.cjs makes one of each).
  */
 export function loadBundle(file: string, kind?: string): Bundle {
-  const { mtimeMs } = statSync(file);
+  const onDisk = statSync(file);
   let read: Buffer | undefined;
   const bundled = () => (read ??= readFileSync(file));
   // No cache of that kind (a build that could not make it): the plain start's serves all the same.
   const cached =
-    cacheFor(cacheFile(file, kind), mtimeMs, bundled) ??
-    (kind ? cacheFor(cacheFile(file, undefined), mtimeMs, bundled) : undefined);
+    cacheFor(cacheFile(file, kind), onDisk, bundled) ??
+    (kind ? cacheFor(cacheFile(file, undefined), onDisk, bundled) : undefined);
   const source = cached?.source ?? bundled();
   const cachedData = cached?.data;
   // The build escapes what is not ASCII (scripts/build.js): latin1 is then the same text, read faster.
@@ -104,9 +105,14 @@ function cacheFile(file: string, kind: string | undefined): string {
 
 /**
  * The cache at `path` and the source it was made from, when that is the bundle's: the cache is not older than the
- * bundle's file (`mtimeMs`), or its copy matches the bundle's bytes. Undefined when there is none, or another's.
+ * bundle's file and the copy is of its size, or the copy matches the bundle's bytes. Undefined when there is none, or
+ * another's.
  */
-function cacheFor(path: string, mtimeMs: number, bundled: () => Buffer): { source: Buffer; data: Buffer } | undefined {
+function cacheFor(
+  path: string,
+  onDisk: { mtimeMs: number; size: number },
+  bundled: () => Buffer,
+): { source: Buffer; data: Buffer } | undefined {
   let cache: Buffer;
   let made: number;
   try {
@@ -119,7 +125,8 @@ function cacheFor(path: string, mtimeMs: number, bundled: () => Buffer): { sourc
   const end = LENGTH_BYTES + cache.readUInt32LE(0);
   if (end >= cache.length) return undefined;
   const source = cache.subarray(LENGTH_BYTES, end);
-  return made >= mtimeMs || source.equals(bundled()) ? { source, data: cache.subarray(end) } : undefined;
+  const same = (made >= onDisk.mtimeMs && source.length === onDisk.size) || source.equals(bundled());
+  return same ? { source, data: cache.subarray(end) } : undefined;
 }
 
 /** The build's: after a start has run, what V8 compiled for the bundle, with the source it is for. */

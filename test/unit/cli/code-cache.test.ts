@@ -70,7 +70,7 @@ describe('a bundle with its code cache', () => {
     expect((changed.exports.answer as () => number)()).toBe(43);
   });
 
-  it("compiles the cache's own copy of the source where the bundle is not newer (make's rule): what ran is what was cached", () => {
+  it("compiles the cache's own copy of the source where the bundle is not newer and of its size: what ran is what was cached", () => {
     const file = bundle('rule.cjs', 50);
     (loadBundle(file).exports.answer as () => number)();
     writeCodeCache(loadBundle(file));
@@ -82,6 +82,12 @@ describe('a bundle with its code cache', () => {
     expect(same.script.cachedDataRejected).toBe(false);
     expect((same.exports.answer as () => number)()).toBe(50);
     expect(same.source.toString()).toContain('=> 50');
+    // Not newer, but not the copy's size (an edit, then a copy or a pack that gave all files one time): its bytes.
+    bundle('rule.cjs', 512);
+    utimesSync(file, made, made);
+    const edited = loadBundle(file);
+    expect(edited.script.cachedDataRejected).toBeUndefined();
+    expect((edited.exports.answer as () => number)()).toBe(512);
   });
 
   it('takes a cache older than its bundle (copied first) when its copy is the bundle, byte for byte', () => {
