@@ -52,7 +52,7 @@ const moduleUrl = {
   // ~0.5 ms of a start at its first use.
   banner: {
     js:
-      'const __gsupModuleUrl = /^\\/[\\w./-]*$/.test(__filename) ? `file://${__filename}` : ' +
+      'const __gsupModuleUrl = /^\\/[\\w./@+-]*$/.test(__filename) ? `file://${__filename}` : ' +
       "require('node:url').pathToFileURL(__filename).href;",
   },
 };

@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url';
 // 6 ms of every start, a twentieth of `node -e 0`), and `gsup -- cmd` needs none of them (its runs are spawned by
 // engine/children/spawn.ts: directSpawn); node:net only under --listen.
 
-// A plain file URL (`file:///usr/lib/node_modules/gsup/dist/cli.cjs`): what the CommonJS bundles make of their
-// __filename (scripts/build.js), read back without node:url's URL, whose first use costs ~0.5 ms of a start.
-const PLAIN_FILE_URL = /^file:\/\/(\/[\w./-]*)$/;
+// A plain file URL (`file:///usr/lib/node_modules/gsup/dist/cli.cjs`, pnpm's `…/.pnpm/gsup@1.0.0/…`: characters
+// pathToFileURL leaves as they are): what the CommonJS bundles make of their __filename (scripts/build.js), read
+// back without node:url's URL, whose first use costs ~0.5 ms of a start.
+const PLAIN_FILE_URL = /^file:\/\/(\/[\w./@+-]*)$/;
 
 /** The file of a module's URL (import.meta.url). */
 export function moduleFile(url: string): string {

@@ -27,8 +27,12 @@ describe("a module's file from its URL (moduleFile)", () => {
   });
 
   it('a plain path as the CommonJS bundles write it (scripts/build.js: `file://` and the path)', () => {
-    const banner = (file: string) => (/^\/[\w./-]*$/.test(file) ? `file://${file}` : pathToFileURL(file).href);
-    for (const file of ['/usr/lib/node_modules/gsup/dist/cli.cjs', '/tmp/x y/dist/cli.cjs']) {
+    const banner = (file: string) => (/^\/[\w./@+-]*$/.test(file) ? `file://${file}` : pathToFileURL(file).href);
+    const files = [
+      '/usr/lib/node_modules/gsup/dist/cli.cjs',
+      '/p/.pnpm/gsup@1.0.0+x/node_modules/@s/gsup/dist/cli.cjs',
+    ];
+    for (const file of [...files, '/tmp/x y/dist/cli.cjs', '/tmp/g~h/dist/cli.cjs']) {
       expect(banner(file)).toBe(pathToFileURL(file).href);
       expect(moduleFile(banner(file))).toBe(file);
     }
