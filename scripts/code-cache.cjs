@@ -3,8 +3,7 @@
 // it, `gsup [FLAG] -- node -e 0`, then V8's code cache of each bundle it
 // loaded, written beside it (src/cli/code-cache.ts). `cli`: the inbox and the CLI;
 // `flags`: with an option of gsup's own, for commander's bundle (flags.cjs).
-const { lstatSync, realpathSync } = require('node:fs');
-const { dirname, join } = require('node:path');
+const { join } = require('node:path');
 const { loadBundle, loadedBundles, writeCodeCache } = require('../dist/code-cache.cjs');
 
 const which = process.argv[2];
@@ -23,44 +22,26 @@ const freePort = () =>
     });
   });
 const dist = join(__dirname, '..', 'dist');
-
-/**
- * Whether gsup takes dist/listen-preload.cjs as it is (src/platform/trusted-path.ts: heldByOwners, readable): every
- * entry from it up to / root's or this user's, writable by no group or other, open to other users.
- */
-function packagedPreload() {
-  const uid = process.geteuid?.();
-  if (uid === undefined) return false;
-  try {
-    for (let path = realpathSync(join(dist, 'listen-preload.cjs')); ; path = dirname(path)) {
-      const stat = lstatSync(path);
-      if (stat.uid !== 0 && stat.uid !== uid) return false;
-      if ((stat.mode & 0o022) !== 0 || (stat.mode & (stat.isFile() ? 0o004 : 0o001)) === 0) return false;
-      if (dirname(path) === path) return true;
-    }
-  } catch {
-    return false;
-  }
-}
 const flags = which === 'flags' ? ['--stop-delay', '0'] : [];
 // The listen start writes the CLI's cache of its kind (cli.cjs.listen.cache) alone: the inbox's is the plain one's.
 const cached = which === 'flags' ? ['flags.cjs'] : which === 'listen' ? ['cli.cjs'] : ['inbox.cjs', 'cli.cjs'];
 const kind = which === 'listen' ? 'listen' : undefined;
 async function start() {
   const port = which === 'listen' ? await freePort() : undefined;
+  const { apart, listen } = loadBundle(join(dist, 'inbox.cjs')).exports;
+  const cli = loadBundle(join(dist, 'cli.cjs')).exports;
   if (port !== undefined)
     Object.assign(process.env, {
       GSUP_LISTEN: `127.0.0.1:${port}`,
       GSUP_VERBOSE: '-1',
-      ...(!packagedPreload() && { GSUP_LISTEN_PRELOAD: '0' }),
+      ...(!cli.packagedServes() && { GSUP_LISTEN_PRELOAD: '0' }),
     });
-  const { apart, listen } = loadBundle(join(dist, 'inbox.cjs')).exports;
   apart((carried) => {
     const inbox = listen(carried);
-    loadBundle(join(dist, 'cli.cjs'))
+    cli
       // No V8 flag changed (a start sets one a second in: cli.ts): a cache is taken only under the flags it was made
       // with.
-      .exports.main([...flags, '--', process.execPath, '-e', '0'], inbox, () => {})
+      .main([...flags, '--', process.execPath, '-e', '0'], inbox, () => {})
       .then((code) => {
         for (const bundle of loadedBundles)
           if (cached.some((name) => bundle.file.endsWith(name))) writeCodeCache(bundle, kind);

@@ -56,6 +56,9 @@ function heapForMemory(): void {
 let v8: typeof import('node:v8') | undefined;
 let endAtOnce: ((code: number) => void) | undefined;
 
+// For the build's --listen start (scripts/code-cache.cjs): whether it runs with the preload and writes nothing.
+export { packagedServes } from '../engine/listen/preload-file.js';
+
 /** Ends gsup with `code` (bin/gsup.cjs, once main() has returned): Node's 'exit' listeners, then at once if it can. */
 export function end(code: number): void {
   const quick = endAtOnce;

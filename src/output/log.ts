@@ -83,7 +83,6 @@ export class Logger {
     this.output.write(`${escapeControls(line)}\n`);
   }
 
-  /** Resolves once every line is out, or after `timeoutMs` (stderr does not drain). */
   /**
    * The way to stderr found now (a spare moment of the start: AfterStart), not at the first line, which may be the
    * run's last word (`--listen`'s warning that no process took a socket), on the way to gsup's exit.
@@ -92,6 +91,7 @@ export class Logger {
     this.output.ready?.();
   }
 
+  /** Resolves once every line is out, or after `timeoutMs` (stderr does not drain). */
   flush(timeoutMs = FLUSH_MS): Promise<void> {
     return this.output.flush(timeoutMs);
   }

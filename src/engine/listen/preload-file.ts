@@ -113,6 +113,11 @@ function packaged(source: string): Place | string {
   }
 }
 
+/** Whether runs name the package's own file as it is (1: nothing written). The build asks: scripts/code-cache.cjs. */
+export function packagedServes(source = preloadSource(import.meta.url)): boolean {
+  return typeof packaged(source) === 'object';
+}
+
 /**
  * 2 and 3: `code` in base/gsup/, under a name of its content: found there (gsup's user's, 0444, its size), or
  * written beside it and renamed, so that the name never holds part of a file. The folder is made 0755 when it is

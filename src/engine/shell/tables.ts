@@ -198,7 +198,6 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   if (!run) return;
   run.exit = exit;
   if (run.pid !== undefined) parts.children.nodeChildren.delete(run.pid);
-  // Held sockets: still listening after this run (any holder can shutdown() one)? One that is not is bound again.
   parts.listen?.samples.ended(runId);
   // gsup_last_exit_code speaks of the current run only (a reload's other run has its own line).
   if (current && options.status) options.status.lastExitCode = exitStatus(exit, shell.config.successExit, signalNumber);

@@ -16,7 +16,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { digest, installPreload, preloadSource, type PreloadPlaces } from '../../../src/engine/listen/preload-file.js';
+import {
+  digest,
+  installPreload,
+  packagedServes,
+  preloadSource,
+  type PreloadPlaces,
+} from '../../../src/engine/listen/preload-file.js';
 import { heldByOwners } from '../../../src/platform/trusted-path.js';
 import { Logger } from '../../../src/output/log.js';
 import { ROOT } from '../../helpers/gsup.js';
@@ -75,13 +81,15 @@ describe.runIf(root)('the listen preload file', () => {
   it("the package's own file, where its whole path is root's and closed to writers: used as it is", async () => {
     const { preload, source, run, lines } = await installed({ source: 'run' });
     expect(preload.path).toBe(source);
+    expect(packagedServes(source)).toBe(true); // what the build's --listen start asks (scripts/code-cache.cjs)
     expect(preload.nodeOptions(undefined)).toBe(`--require "${source}"`);
     expect(readdirSync(run)).toEqual([]);
     expect(lines).toEqual([]);
   });
 
   it('a package under /tmp (sticky, open to all): written as root under /run/gsup, by content, 0755 and 0444', async () => {
-    const { preload, run, path, lines } = await installed();
+    const { preload, run, path, source, lines } = await installed();
+    expect(packagedServes(source)).toBe(false);
     expect(path).toBe(named(run));
     expect([mode(dirname(path)), mode(path)]).toEqual([0o755, 0o444]);
     expect(readFileSync(path, 'utf8')).toBe(CODE);
