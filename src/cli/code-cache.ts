@@ -38,8 +38,11 @@ const WRAP = ['(function (exports, require, module, __filename, __dirname) { ', 
 export function wrapped(text: string): string {
   return `${WRAP[0]}${text}${WRAP[1]}`;
 }
-// The cache file: the source's length (4 bytes), the source, then V8's data.
+// The cache file: the source's length (4 bytes), the source, zeros up to a multiple of 8, then V8's data. V8 copies
+// cached data that is not 8-byte aligned before it reads it (300 KB of the CLI's, ~1 ms of fresh pages a start).
 const LENGTH_BYTES = 4;
+const ALIGN = 8;
+const dataOffset = (sourceLength: number) => Math.ceil((LENGTH_BYTES + sourceLength) / ALIGN) * ALIGN;
 
 /** Every bundle loaded so far, for the build to write their caches after a start (scripts/code-cache.cjs). */
 export const loadedBundles: Bundle[] = [];
@@ -122,17 +125,24 @@ function cacheFor(
     return undefined; // none built (Windows, a build that could not run gsup): compiled as usual
   }
   if (cache.length < LENGTH_BYTES) return undefined;
-  const end = LENGTH_BYTES + cache.readUInt32LE(0);
-  if (end >= cache.length) return undefined;
-  const source = cache.subarray(LENGTH_BYTES, end);
+  const length = cache.readUInt32LE(0);
+  const start = dataOffset(length);
+  if (start >= cache.length) return undefined;
+  const source = cache.subarray(LENGTH_BYTES, LENGTH_BYTES + length);
   const same = (made >= onDisk.mtimeMs && source.length === onDisk.size) || source.equals(bundled());
-  return same ? { source, data: cache.subarray(end) } : undefined;
+  return same ? { source, data: cache.subarray(start) } : undefined;
 }
 
 /** The build's: after a start has run, what V8 compiled for the bundle, with the source it is for. */
 export function writeCodeCache(bundle: Bundle, kind?: string): void {
-  const length = Buffer.alloc(LENGTH_BYTES);
-  length.writeUInt32LE(bundle.source.length);
-  const data = Buffer.concat([length, bundle.source, bundle.script.createCachedData()]);
+  const { source } = bundle;
+  const head = Buffer.alloc(dataOffset(source.length) - source.length);
+  head.writeUInt32LE(source.length);
+  const data = Buffer.concat([
+    head.subarray(0, LENGTH_BYTES),
+    source,
+    head.subarray(LENGTH_BYTES),
+    bundle.script.createCachedData(),
+  ]);
   writeFileSync(cacheFile(bundle.file, kind), data);
 }
