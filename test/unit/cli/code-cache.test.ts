@@ -1,12 +1,16 @@
 import { statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadBundle, wrapped, writeCodeCache } from '../../../src/cli/code-cache.js';
 import { tempDir } from '../../helpers/gsup.js';
 
 // dist/*.cjs with V8's code cache (src/cli/code-cache.ts): loaded as require() would, and a cache used only
 // with the very source it was made from.
+// Each load compiles: V8's in-process cache of compiled scripts (by name and text) would answer a second load of a
+// file without reading its cached data, and `cachedDataRejected: false` would say nothing.
+setFlagsFromString('--no-compilation-cache');
 const dir = tempDir();
 afterAll(() => dir.remove());
 
