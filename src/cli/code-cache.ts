@@ -136,13 +136,9 @@ function cacheFor(
 /** The build's: after a start has run, what V8 compiled for the bundle, with the source it is for. */
 export function writeCodeCache(bundle: Bundle, kind?: string): void {
   const { source } = bundle;
-  const head = Buffer.alloc(dataOffset(source.length) - source.length);
-  head.writeUInt32LE(source.length);
-  const data = Buffer.concat([
-    head.subarray(0, LENGTH_BYTES),
-    source,
-    head.subarray(LENGTH_BYTES),
-    bundle.script.createCachedData(),
-  ]);
+  const length = Buffer.alloc(LENGTH_BYTES);
+  length.writeUInt32LE(source.length);
+  const padding = Buffer.alloc(dataOffset(source.length) - LENGTH_BYTES - source.length);
+  const data = Buffer.concat([length, source, padding, bundle.script.createCachedData()]);
   writeFileSync(cacheFile(bundle.file, kind), data);
 }

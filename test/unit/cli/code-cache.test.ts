@@ -24,6 +24,15 @@ const bundle = (name: string, answer: number) => {
 };
 writeFileSync(join(dir.path, 'near.cjs'), 'exports.near = () => 1;\n');
 
+/** A bundle as the build leaves it: loaded, its function run (compiled now: in the cache), its cache written. */
+const built = (name: string, answer: number) => {
+  const file = bundle(name, answer);
+  const first = loadBundle(file);
+  (first.exports.answer as () => number)();
+  writeCodeCache(first);
+  return file;
+};
+
 /** The file's time a second past its cache's: changed after the build. */
 const later = (file: string) => {
   const made = statSync(`${file}.cache`).mtimeMs;
@@ -60,10 +69,7 @@ describe('a bundle with its code cache', () => {
   });
 
   it('takes the cache written after a start; one made for another source of the same length is not given to V8', () => {
-    const file = bundle('cached.cjs', 42);
-    const first = loadBundle(file);
-    (first.exports.answer as () => number)(); // compiled now: in the cache
-    writeCodeCache(first);
+    const file = built('cached.cjs', 42);
     const again = loadBundle(file);
     expect(again.script.cachedDataRejected).toBe(false);
     expect((again.exports.answer as () => number)()).toBe(42);
@@ -75,9 +81,7 @@ describe('a bundle with its code cache', () => {
   });
 
   it("compiles the cache's own copy of the source where the bundle is not newer and of its size: what ran is what was cached", () => {
-    const file = bundle('rule.cjs', 50);
-    (loadBundle(file).exports.answer as () => number)();
-    writeCodeCache(loadBundle(file));
+    const file = built('rule.cjs', 50);
     bundle('rule.cjs', 51);
     // Not newer than its cache, as npm leaves both (one time for all; a millisecond before: utimes rounds a Date).
     const made = statSync(`${file}.cache`).mtimeMs / 1000 - 0.001;
@@ -95,9 +99,7 @@ describe('a bundle with its code cache', () => {
   });
 
   it('takes a cache older than its bundle (copied first) when its copy is the bundle, byte for byte', () => {
-    const file = bundle('copied.cjs', 60);
-    (loadBundle(file).exports.answer as () => number)();
-    writeCodeCache(loadBundle(file));
+    const file = built('copied.cjs', 60);
     later(file);
     const copied = loadBundle(file);
     expect(copied.script.cachedDataRejected).toBe(false);
