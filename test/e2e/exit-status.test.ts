@@ -83,6 +83,14 @@ describe('exit status', () => {
     expect((await run.finished()).code).toBe(status);
   });
 
+  // A real-time signal has no name in Node (Node's own child_process reads such a death as exit 0); gsup reaps its
+  // command itself (posix_spawn: src/platform/linux/process/posix-spawn.ts) and reads the signal's number.
+  it.runIf(process.platform === 'linux')('is 128+N when the command dies of a real-time signal (40): 168', async () => {
+    const run = gsup(['-v', '--', 'sh', '-c', 'kill -40 $$']);
+    expect((await run.finished()).code).toBe(168);
+    expect(run.stderr.filter((line) => /left the tree: the command exited \(signal 40\)$/.test(line))).toHaveLength(1);
+  });
+
   // A wrapper (sh, npm, npx) that dies of the stop signal it passed on says nothing of the app: gsup reaped the app.
   it('sh -c without exec, SIGTERM: the app cleans up and exits 0, sh dies of the SIGTERM: gsup exits 0 (the app’s)', async () => {
     const run = gsup(['--', 'sh', '-c', `node ${PRINTER} --cleanup 300; echo after`]);

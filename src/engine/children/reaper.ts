@@ -93,6 +93,7 @@ export class Reaper {
         pid: child.pid,
         code: exit.code,
         signal: exit.signal,
+        signo: exit.signo,
       });
     this.died?.(child.pid, exit);
     return exit;
@@ -100,5 +101,7 @@ export class Reaper {
 }
 
 function exitOf(child: ReapedChild): CommandExit {
-  return { code: child.code, signal: child.signal === null ? null : (signalName(child.signal) ?? null) };
+  if (child.signal === null) return { code: child.code, signal: null };
+  const name = signalName(child.signal);
+  return name ? { code: null, signal: name } : { code: null, signal: null, signo: child.signal };
 }

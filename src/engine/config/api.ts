@@ -49,6 +49,8 @@ export interface SupervisorResult {
   code: number | null;
   /** The signal the command died of, or null. */
   signal: SignalName | null;
+  /** A signal it died of that has no name here (a real-time one, SIGRTMIN+n), by number; `signal` is null then. */
+  signo?: number;
   /** Whether any process had to be SIGKILLed. */
   killed: boolean;
   /** Why the command could not be started (`node: command not found`), if it could not. */
@@ -75,6 +77,7 @@ export function supervisorResult(
   killed = false,
 ): SupervisorResult {
   const result: SupervisorResult = { exitCode, code: exit.code, signal: exit.signal, killed };
+  if (exit.signo !== undefined) result.signo = exit.signo;
   return exit.errorCode !== undefined
     ? { ...result, error: spawnErrorMessage(command, exit.errorCode, exit.error) }
     : result;

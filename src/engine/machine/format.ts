@@ -8,7 +8,13 @@ export function formatDuration(ms: number): string {
 }
 
 export function describeExit(exit: CommandExit): string {
-  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+  if (exit.signal) return `signal ${exit.signal}`;
+  return exit.signo === undefined ? `code ${exit.code}` : `signal ${exit.signo}`;
+}
+
+/** The signal a command died of (`SIGTERM`; `signal 36`, a real-time one, which has no name here), or undefined. */
+export function deathSignal(exit: CommandExit): string | undefined {
+  return exit.signal ?? (exit.signo === undefined ? undefined : `signal ${exit.signo}`);
 }
 
 /** A run that could not be started: what failed (gsup's own preparation), or the spawn's error code. */

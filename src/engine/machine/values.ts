@@ -8,6 +8,8 @@ import type { Target } from './ledger/ledger.js';
 export interface CommandExit {
   code: number | null;
   signal: SignalName | null;
+  /** A signal it died of that has no name here (a real-time one, SIGRTMIN+n), by number; `signal` is null then. */
+  signo?: number;
   /** Set when the command could not be started. */
   errorCode?: string;
   /** What failed, when gsup could not prepare or spawn the run itself (a socketpair, a pipe, the spawn throwing). */

@@ -208,7 +208,13 @@ function exited(shell: Shell, runId: number, exit: CommandExit): void {
   if (exit.errorCode === undefined) {
     const whose = current ? 'the command' : `run ${runId}'s command`;
     const message = `pid ${run.pid} left the tree: ${whose} exited (${describeExit(exit)})`;
-    logger.info('command-exit', message, { pid: run.pid, run: runId, code: exit.code, signal: exit.signal });
+    logger.info('command-exit', message, {
+      pid: run.pid,
+      run: runId,
+      code: exit.code,
+      signal: exit.signal,
+      signo: exit.signo,
+    });
   }
   reap(shell);
   const mayHaveDaemon = parts.pm2?.pidFileExists() ?? false;

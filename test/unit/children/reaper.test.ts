@@ -97,6 +97,14 @@ describe('Reaper', () => {
     ]);
   });
 
+  it('a death of a signal with no name here (a real-time one): its number, said at -v', () => {
+    const { platform } = zombies([{ pid: 702, code: null, signal: 36 }]);
+    const { reaper, lines, died } = reaperOf(platform, new Set(), 1);
+    expect(reaper.reap().reaped).toEqual([{ code: null, signal: null, signo: 36 }]);
+    expect(lines).toEqual(['[gsup] reaped pid 702 (signal 36)']);
+    expect(died).toEqual([[702, { code: null, signal: null, signo: 36 }]]);
+  });
+
   it('a child that was none of the tree’s (a stranger, gsup’s own from before its first spawn): reaped, said, no status', () => {
     const { platform } = zombies([
       { pid: 800, code: 7, signal: null },

@@ -18,6 +18,7 @@ export function exitStatus(
   let status: number;
   if (exit.errorCode !== undefined) status = spawnErrorStatus(exit.errorCode);
   else if (exit.signal) status = 128 + signalNumber(exit.signal);
+  else if (exit.signo !== undefined) status = 128 + exit.signo;
   else status = exit.code ?? EXIT_INTERNAL;
   return successCodes.includes(status) ? 0 : status;
 }

@@ -1,5 +1,6 @@
 import type { SignalName } from '../../../platform/types.js';
 import type { CommandExit } from '../values.js';
+import { deathSignal } from '../format.js';
 
 export type RestartMode = 'never' | 'on-failure' | 'always';
 export const RESTART_MODES: readonly RestartMode[] = ['never', 'on-failure', 'always'];
@@ -41,8 +42,10 @@ export function decideRestart(
   sentByGsup: ReadonlySet<SignalName>,
 ): { decision: RestartDecision; state: RestartState } {
   if (config.restart === 'never' || exit.errorCode !== undefined) return { decision: { restart: false }, state };
-  const reason = exit.signal ? `died of ${exit.signal}` : `exited with code ${exit.code}`;
-  const failed = exit.signal ? !sentByGsup.has(exit.signal) : exit.code !== 0;
+  const signal = deathSignal(exit);
+  const reason = signal ? `died of ${signal}` : `exited with code ${exit.code}`;
+  // A real-time signal is never one gsup sent (it forwards 1-31): a failure.
+  const failed = exit.signal ? !sentByGsup.has(exit.signal) : signal !== undefined || exit.code !== 0;
   return next(state, config, reason, failed, livedMs);
 }
 

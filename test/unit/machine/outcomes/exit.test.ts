@@ -14,6 +14,12 @@ describe('exitStatus', () => {
     expect(exitStatus({ code: 3, signal: null }, [3], signalNumber)).toBe(0);
     expect(exitStatus({ code: null, signal: 'SIGTERM' }, [143], signalNumber)).toBe(0);
   });
+
+  it('a signal with no name here (a real-time one) by its number: 128+N, as a shell and tini say it', () => {
+    expect(exitStatus({ code: null, signal: null, signo: 36 }, [], signalNumber)).toBe(164);
+    expect(exitStatus({ code: null, signal: null, signo: 64 }, [], signalNumber)).toBe(192);
+    expect(exitStatus({ code: null, signal: null, signo: 36 }, [164], signalNumber)).toBe(0);
+  });
 });
 
 describe('onExitAction', () => {

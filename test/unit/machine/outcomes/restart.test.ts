@@ -18,7 +18,7 @@ class RestartPolicy {
     readonly restartDelay: number,
   ) {}
   decide(
-    exit: { code: number | null; signal: NodeJS.Signals | null; errorCode?: string },
+    exit: { code: number | null; signal: NodeJS.Signals | null; signo?: number; errorCode?: string },
     livedMs: number,
     sent: ReadonlySet<NodeJS.Signals>,
   ) {
@@ -43,6 +43,11 @@ describe('RestartPolicy', () => {
     expect(policy().decide({ code: null, signal: 'SIGKILL' }, 5, none).restart).toBe(true);
     expect(policy().decide({ code: null, signal: 'SIGHUP' }, 5, new Set(['SIGHUP'])).restart).toBe(false);
     expect(policy().decide({ code: null, signal: null, errorCode: 'ENOENT' }, 5, none).restart).toBe(false);
+  });
+
+  it('on-failure: a death of a real-time signal (no name here; gsup never sends one) is a failure, said by number', () => {
+    const decision = new RestartPolicy('on-failure', 10, 1000).decide({ code: null, signal: null, signo: 36 }, 5, none);
+    expect(decision).toMatchObject({ restart: true, reason: 'died of signal 36' });
   });
 
   it('always: exit 0 too', () => {
