@@ -197,6 +197,11 @@ export interface Platform {
    * Returns the new size in bytes, or why not. Absent where unknown.
    */
   widenSignalPipe?(probe: () => void): number | string;
+  /**
+   * Catches the real-time signals (no name in Node; by default each ends the process), passing each number to
+   * `caught` as it comes; returns the numbers caught. Absent where there are none.
+   */
+  catchRealTimeSignals?(caught: (signo: number) => void): number[];
   /** Gives the allocator's free pages back to the system, where that is a call (glibc). Absent elsewhere. */
   trimMemory?(): void;
   /**

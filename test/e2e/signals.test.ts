@@ -37,3 +37,27 @@ describe('--rewrite', () => {
     expect(run.count(/^signal: SIGUSR2 /)).toBe(1);
   });
 });
+
+// By default a real-time signal ends the process it reaches: outside PID 1 that was gsup, its tree left running.
+describe('a real-time signal sent to gsup', () => {
+  it.runIf(process.platform === 'linux')(
+    'is said once, not forwarded (gsup forwards 1-31), and gsup runs on: a stop still ends the tree as usual',
+    async () => {
+      const run = gsup(['-vv', '--', 'node', PRINTER]);
+      await run.ready();
+      // Caught once the command has run a moment (AfterStart).
+      await run.waitForLine(/real-time signals 3[45]-64 caught$/, { stream: 'stderr' });
+      process.kill(run.pid, 40);
+      await run.waitForLine(/signal 40 \(a real-time signal\) is not forwarded/, { stream: 'stderr' });
+      process.kill(run.pid, 40);
+      process.kill(run.pid, 64);
+      await run.waitForLine(/signal 64 \(a real-time signal\) is not forwarded/, { stream: 'stderr' });
+      run.signal('SIGTERM');
+      // Not ended by signal 40 (gsup) nor its command (168): the printer's clean exit on SIGTERM.
+      expect(await run.finished()).toEqual({ code: 0, signal: null });
+      expect(run.count(/^signal: SIGTERM /)).toBe(1);
+      expect(run.count(/^clean exit /)).toBe(1);
+      expect(run.stderr.filter((line) => /signal 40 \(a real-time signal\)/.test(line))).toHaveLength(1);
+    },
+  );
+});

@@ -78,7 +78,7 @@ export class AfterStart {
 /**
  * What start-up leaves until the command runs (AfterStart): the pidfd check said once, the pm2 CLI
  * found, gsup's own group read (never a target: the first look, a stop's, then has no /proc read more to wait
- * for), and, given the probe (the CLI's), the signal pipe widened.
+ * for), and, given the probe (the CLI's), the signal pipe widened and the real-time signals caught.
  */
 export function settleStart(
   platform: Platform,
@@ -105,6 +105,27 @@ export function settleStart(
     ),
   );
   if (probe) step("the signal pipe's widening", () => widenSignalPipe(platform, logger, probe));
+  if (probe) step("the real-time signals' catch", () => catchRealTime(platform, logger));
+}
+
+/**
+ * The real-time signals caught (the CLI's: a library leaves its host's signals alone), so that one sent to gsup
+ * no longer ends it by its default action with the tree left running (PID 1 ignored them). Not forwarded: gsup
+ * forwards signals 1-31, and says each real-time one once.
+ */
+export function catchRealTime(platform: Platform, logger: Logger): void {
+  const said = new Set<number>();
+  const caught = platform.catchRealTimeSignals?.((signo) => {
+    if (said.has(signo)) return;
+    said.add(signo);
+    const message = `signal ${signo} (a real-time signal) is not forwarded: gsup forwards signals 1-31, and runs on`;
+    logger.warn('signal-not-forwarded', message, { signo });
+  });
+  if (caught && caught.length > 0)
+    logger.debug('real-time-signals', `real-time signals ${caught[0]}-${caught[caught.length - 1]} caught`, {
+      first: caught[0],
+      last: caught[caught.length - 1],
+    });
 }
 
 /**

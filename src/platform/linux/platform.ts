@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { constants, uptime } from 'node:os';
 import { checkPidfds, closePidfd, openPidfd, releaseTerminal, sendPidfd } from './native.js';
 import { trimMalloc, widenSignalPipe } from './native.js';
+import { catchRealTimeSignals } from './process/real-time.js';
 import { environValue } from './proc/environ.js';
 import { sendMoment } from './proc/moment.js';
 import { leftGroup } from './proc/leavers.js';
@@ -204,6 +205,7 @@ export const linuxPlatform: Platform = {
   reapOne,
   hasChildren,
   widenSignalPipe,
+  catchRealTimeSignals,
   trimMemory: trimMalloc,
   quickExit: () => quickExit(libcCalls()),
   ownMemoryCgroup,

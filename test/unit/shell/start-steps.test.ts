@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { settleStart } from '../../../src/engine/shell/start-steps.js';
+import { catchRealTime, settleStart } from '../../../src/engine/shell/start-steps.js';
 import { Logger } from '../../../src/output/log.js';
 import { FakePlatform } from '../../helpers/fake-platform.js';
 
@@ -37,6 +37,25 @@ describe('settleStart', () => {
     expect(lines).toEqual([
       '[gsup] the pidfd check skipped: EMFILE: too many open files, pidfd_open',
       "[gsup] the signal pipe's widening skipped: EMFILE: too many open files, scandir '/proc/self/fd'",
+    ]);
+  });
+});
+
+describe('catchRealTime', () => {
+  it('says each real-time signal once, by its number, and what was caught at -vv', () => {
+    let caught: ((signo: number) => void) | undefined;
+    const platform = Object.assign(new FakePlatform(), {
+      catchRealTimeSignals: (listener: (signo: number) => void) => ((caught = listener), [34, 35, 64]),
+    });
+    const lines: string[] = [];
+    catchRealTime(platform, new Logger({ verbosity: 2, write: (line) => lines.push(line.trim()) }));
+    caught!(40);
+    caught!(40);
+    caught!(41);
+    expect(lines).toEqual([
+      '[gsup] real-time signals 34-64 caught',
+      '[gsup] signal 40 (a real-time signal) is not forwarded: gsup forwards signals 1-31, and runs on',
+      '[gsup] signal 41 (a real-time signal) is not forwarded: gsup forwards signals 1-31, and runs on',
     ]);
   });
 });
