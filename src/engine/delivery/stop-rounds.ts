@@ -83,7 +83,7 @@ export class StopRounds {
       exited: `what run ${run} left stopped`,
       cut: `run ${run} stopped`,
     }[cause];
-    const said = { ...fields, run, cause, code: exit?.code, signal: exit?.signal };
+    const said = { ...fields, run, cause, code: exit?.code, signal: exit?.signal, signo: exit?.signo };
     this.logger.notice('reload-retired', `${what} in ${formatDuration(durationMs)} (${status}): ${counts}`, said);
   }
 

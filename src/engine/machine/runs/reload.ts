@@ -253,6 +253,7 @@ export function besideExit(state: State, input: Extract<Input, { kind: 'command-
       run: old.id,
       code: exit.code,
       signal: exit.signal,
+      signo: exit.signo,
       current: id,
     },
   );

@@ -25,6 +25,7 @@ export function swept(state: State, notYet: number, facts: Facts, out: Out): Sta
     log(out, 'info', 'status-behind', `${died}; what it ran exited (${describeExit(behind)}): gsup exits with that`, {
       code: behind.code,
       signal: behind.signal,
+      signo: behind.signo,
     });
   }
   const exit = state.tally.daemonExit ?? behind ?? state.exit;
