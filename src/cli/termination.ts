@@ -2,7 +2,7 @@
 import { constants, existsSync, promises as fs } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { SupervisorResult } from '../engine/config/api.js';
-import { deathSignal, describeExit } from '../engine/machine/format.js';
+import { describeEnd } from '../engine/machine/format.js';
 import { escapeControls, type Logger, type LogLevel } from '../output/log.js';
 import { UsageError } from '../options/errors.js';
 
@@ -36,7 +36,7 @@ export function truncateUtf8(text: string, max: number): string {
  * status. Too long: the first line (the cause) and the latest that fit.
  */
 export function terminationMessage(notes: readonly string[], result: SupervisorResult): string {
-  const end = result.error ?? `the command ${deathSignal(result) ? 'died of' : 'exited with'} ${describeExit(result)}`;
+  const end = result.error ?? `the command ${describeEnd(result)}`;
   const last = truncateUtf8(`gsup exited ${result.exitCode}: ${end}`, LINE_BYTES);
   const lines = notes.map((note) => truncateUtf8(note, LINE_BYTES));
   const size = () => Buffer.byteLength([...lines, last].join('\n'));

@@ -2,7 +2,7 @@ import type { Logger } from '../../output/log.js';
 import type { Platform, ProcessInfo, SignalName } from '../../platform/index.js';
 import type { Children } from '../children/children.js';
 import { describeSent, send, sentAny, sentFields, type Sent } from './deliver.js';
-import { deathSignal, describeExit, formatDuration } from '../machine/format.js';
+import { describeEnd, formatDuration } from '../machine/format.js';
 import { NAMED, type CommandLines } from '../tree/command-lines.js';
 import { units } from '../tree/targets.js';
 import type { Pm2Supervision } from '../pm2/daemons.js';
@@ -75,7 +75,7 @@ export class StopRounds {
     if (summary.anyKilled) this.killed = true;
     const { durationMs, counts, fields } = summary.parts(now);
     const status = exit
-      ? `its command ${deathSignal(exit) ? 'died of' : 'exited with'} ${describeExit(exit)}`
+      ? `its command ${describeEnd(exit)}`
       : `its command ${summary.anyKilled ? 'outlived SIGKILL' : 'not reported when gsup ended'}`;
     const what = {
       reloaded: `run ${run} retired`,

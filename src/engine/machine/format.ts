@@ -12,6 +12,11 @@ export function describeExit(exit: CommandExit): string {
   return exit.signo === undefined ? `code ${exit.code}` : `signal ${exit.signo}`;
 }
 
+/** How a command ended: `died of signal SIGTERM`, `died of signal 40`, `exited with code 3`. */
+export function describeEnd(exit: CommandExit): string {
+  return `${deathSignal(exit) ? 'died of' : 'exited with'} ${describeExit(exit)}`;
+}
+
 /** The signal a command died of (`SIGTERM`; `signal 36`, a real-time one, which has no name here), or undefined. */
 export function deathSignal(exit: CommandExit): string | undefined {
   return exit.signal ?? (exit.signo === undefined ? undefined : `signal ${exit.signo}`);
