@@ -1,9 +1,12 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
 // Finding a command the way execvp(3) will, from a directory gsup is no longer in.
 
 export function executable(path: string): boolean {
+  // Most PATH entries miss: existsSync answers those without the error accessSync throws (~0.1 ms each, the first
+  // of a start ~0.7 ms).
+  if (!existsSync(path)) return false;
   try {
     accessSync(path, constants.X_OK);
     return statSync(path).isFile();
