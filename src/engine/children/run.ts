@@ -77,6 +77,8 @@ export function spawnRun(
       cwd: options.cwd,
       ...(ipc && { ipc }),
       ...(fds.length > 0 && { fds }),
+      // No step before it: the command itself, found just above (a start under --listen looks once, not twice).
+      ...(path !== undefined && steps.prefix.length === 0 && options.cwd !== undefined && { found: path }),
     },
   );
   // While certain: Node cannot have reaped it before this line. Let go once Node has.

@@ -16,6 +16,8 @@ export interface SpawnOptions {
   ipc?: (message: unknown) => unknown;
   /** gsup's fds the child gets at 3, 4, … (held sockets, a report channel), before the IPC channel. */
   fds?: readonly number[];
+  /** Where the command was found already, from `cwd` (run.ts's own look, for its exec steps): not looked for again. */
+  found?: string;
 }
 
 export interface SpawnedCommand {
@@ -211,7 +213,7 @@ export function spawnHere(
   if (!platform.spawnProcess || options.ipc || options.stdio !== 'inherit') return undefined;
   const env = options.env ?? process.env;
   const argv = plainArgv(command, args, options.cwd);
-  const path = argv && onPath(command, env, options.cwd ?? process.cwd());
+  const path = argv && (options.found ?? onPath(command, env, options.cwd ?? process.cwd()));
   const pairs = path && envPairs(env);
   if (!argv || !path || !pairs) return undefined;
   const request = { path, argv, envPairs: pairs, detached: options.detached, cwd: options.cwd, fds: options.fds ?? [] };

@@ -95,6 +95,16 @@ describe('spawnRun with the held sockets', () => {
     expect([notFirst, ...notFirstArgs]).toEqual([...SH.argv, NODE, 'app.js']);
   });
 
+  it('where nothing comes before the command, the path run.ts found is handed on (the spawn looks no more)', () => {
+    const first = { ...handed, preloadFirst: true };
+    const [file, , options] = spawned(NODE, first);
+    expect(file).toBe(NODE);
+    expect(options.found).toBe(NODE);
+    // An exec step first: what the spawn starts is the step, not the command run.ts found.
+    const [, , stepped] = spawned(NODE, handed);
+    expect(stepped.found).toBeUndefined();
+  });
+
   it('a command that cannot be found is spawned as it is: Node says so (127), no shell says it for it', () => {
     const [file, args] = spawned('no-such-command-here', handed);
     expect([file, ...args]).toEqual(['no-such-command-here', 'app.js']);

@@ -117,6 +117,15 @@ describe.runIf(linux)('spawnHere (posix_spawn)', () => {
     expect(readFileSync(join(dir, 'out'), 'utf8')).toBe('SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n');
   });
 
+  it('a path found already (run.ts looked for its exec steps) is the program run: no second look on PATH', async () => {
+    // No such command on PATH: only the path handed in can have run it.
+    const child = spawned('gsup-no-such-command', ['-c', 'exit 7'], {
+      found: onPath('sh', process.env, '/'),
+      cwd: '/',
+    });
+    expect(await child.exited).toEqual({ code: 7, signal: null });
+  });
+
   it('left to libuv: not found, not executable, a script without #!, piped output, IPC, a NUL', () => {
     dir = mkdtempSync(join(tmpdir(), 'gsup-here-'));
     const plain = join(dir, 'plain');
