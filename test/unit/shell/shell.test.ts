@@ -105,6 +105,23 @@ describe('the loop, phase by phase', () => {
     }
   });
 
+  it('the real-time signals are caught by the CLI (an inbox) once the command has run a while; never by a library', async () => {
+    for (const cli of [false, true]) {
+      const { platform, start } = shellSetup({ reaping: true });
+      const caught = vi.fn(() => [34, 64]);
+      Object.assign(platform, { catchRealTimeSignals: caught });
+      const handle = start(cli ? { inbox: { attach: () => {} } } : {});
+      await advance(AFTER_START_MS - 1);
+      expect(caught).not.toHaveBeenCalled();
+      await untilLineRead(platform);
+      // A library's host keeps its own signals: an RT handler of gsup's would take one meant for the host.
+      expect(caught).toHaveBeenCalledTimes(cli ? 1 : 0);
+      handle.stop();
+      await advance(100);
+      expect((await handle.exited).exitCode).toBe(143);
+    }
+  });
+
   it('running, as subreaper: an orphan still in the command’s group had the signal with it (no look); one outside it gets it after a look', async () => {
     const { platform, start } = setup({ reaping: true });
     const handle = start();
