@@ -215,7 +215,8 @@ describe("NODE_OPTIONS stays the app's", () => {
 });
 
 describe('what a child a preload started in gsup’s first image starts, and leaves to gsup (the subreaper)', () => {
-  // The preload's launcher starts a helper (exits 7 after 10 s), then exits: the helper is reparented to gsup.
+  // The preload's launcher starts a helper (exits 7 after 10 s), then exits 1.5 s later: the helper is reparented to
+  // gsup, a subreaper by then even on a loaded machine, and the command (4 s) outlives the launcher.
   it.each([
     { when: 'at once (before gsup’s first spawn)', after: '0' },
     { when: 'a second later (after gsup’s first spawn; no mark of its runs)', after: '1000' },
@@ -223,7 +224,7 @@ describe('what a child a preload started in gsup’s first image starts, and lea
     'started $when: not the tree’s either (never waited for, its status not gsup’s)',
     async ({ after }) => {
       const env = preloaded({ PRELOAD_CHILD_MS: '10000', PRELOAD_GRANDCHILD_AFTER_MS: after });
-      const run = gsup(['-v', '--', 'sh', '-c', 'sleep 2; exit 0'], { env });
+      const run = gsup(['-v', '--', 'sh', '-c', 'sleep 4; exit 0'], { env });
       const helper = await run.ready('preload-grandchild');
       const started = Date.now();
       const exit = await run.finished();
