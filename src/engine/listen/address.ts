@@ -36,16 +36,17 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   if (/^\[[^\]]*\]$/.test(text)) return 'no port: expected [IPv6]:PORT';
   const v6 = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
   if (v6) {
-    if (!net().isIPv6(v6[1])) return `${JSON.stringify(v6[1])} is no IPv6 address`;
-    // Its one spelling from here on: `[0::0]` is `[::]` (bound as it is), as GSUP_LISTEN_ID and the log say it.
+    // node:net only for what ip.ts does not read (a zone, or no address): loading it is a few ms of a start.
     const ip = parseIp(v6[1]);
-    return ipv6Refused(v6[1]) ?? withPort(v6[2], ip ? formatIp(ip) : v6[1], 6);
+    if (ip?.family !== 6 && !net().isIPv6(v6[1])) return `${JSON.stringify(v6[1])} is no IPv6 address`;
+    // Its one spelling from here on: `[0::0]` is `[::]` (bound as it is), as GSUP_LISTEN_ID and the log say it.
+    return ipv6Refused(v6[1]) ?? withPort(v6[2], ip?.family === 6 ? formatIp(ip) : v6[1], 6);
   }
   const colon = text.lastIndexOf(':');
   if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
   const host = text.slice(0, colon);
-  // IPv4 first: node:net's IPv6 pattern is large, and compiling it is a start's cost (a few ms) when the host is v4.
-  if (net().isIPv4(host)) return withPort(text.slice(colon + 1), host, 4);
+  // Dotted decimal as node:net's isIPv4 reads it (0-255, no leading zero), without loading node:net.
+  if (parseIp(host)?.family === 4) return withPort(text.slice(colon + 1), host, 4);
   if (net().isIPv6(host)) return 'an IPv6 address goes in brackets: [HOST]:PORT';
   return `${JSON.stringify(host)} is no literal address (no name is looked up)`;
 }
