@@ -264,8 +264,11 @@ export interface Platform {
   environValue?(pid: number, name: string): Promise<EnvironRead>;
   /** The memory cgroup gsup is in (Linux: v1 or v2), found once; undefined where there is none. */
   ownMemoryCgroup?(): Promise<MemoryCgroup | undefined>;
-  /** A memory cgroup's OOM kill count (limit, peak) now, read asynchronously; undefined when unreadable. */
-  readMemoryCgroup?(cgroup: MemoryCgroup): Promise<OomReading | undefined>;
+  /**
+   * A memory cgroup's OOM kill count (limit, peak) now, read asynchronously; undefined when unreadable.
+   * `countOnly`: the count alone.
+   */
+  readMemoryCgroup?(cgroup: MemoryCgroup, countOnly?: boolean): Promise<OomReading | undefined>;
   /**
    * An AF_UNIX datagram socket for sd_notify (`READY=1`), in a private
    * folder; `heard` gets each datagram's text. Returns why not as a string;

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Deaths, explainKill, formatBytes, killLine } from '../../../src/engine/children/deaths.js';
 import { StatusBoard } from '../../../src/engine/shell/status-board.js';
@@ -8,6 +11,7 @@ import {
   parseCgroupMounts,
   parseOomKills,
   parseProcCgroup,
+  readMemoryCgroup,
   type MemoryCgroup,
   type OomReading,
 } from '../../../src/platform/linux/proc/cgroup.js';
@@ -26,6 +30,28 @@ const V1_MOUNTS = [
   '36 31 0:33 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw',
 ].join('\n');
 const V2_MOUNTS = '29 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n';
+
+describe('a memory cgroup read', () => {
+  it('the count, limit and peak; with countOnly the count alone (v2 and v1 files)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gsup-cgroup-'));
+    try {
+      writeFileSync(join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 2\noom 1\noom_kill 3\n');
+      writeFileSync(join(dir, 'memory.max'), '67108864\n');
+      writeFileSync(join(dir, 'memory.peak'), '1024\n');
+      writeFileSync(join(dir, 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 5\n');
+      writeFileSync(join(dir, 'memory.limit_in_bytes'), '1048576\n');
+      writeFileSync(join(dir, 'memory.max_usage_in_bytes'), '2048\n');
+      const v2 = { dir, version: 2 } as const;
+      expect(await readMemoryCgroup(v2)).toEqual({ oomKills: 3, limit: 2 ** 26, peak: 1024 });
+      expect(await readMemoryCgroup(v2, true)).toEqual({ oomKills: 3, limit: undefined, peak: undefined });
+      const v1 = { dir, version: 1 } as const;
+      expect(await readMemoryCgroup(v1)).toEqual({ oomKills: 5, limit: 2 ** 20, peak: 2048 });
+      expect(await readMemoryCgroup(v1, true)).toEqual({ oomKills: 5, limit: undefined, peak: undefined });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('/proc/PID/cgroup and mountinfo', () => {
   it('v1: the memory controller among combined ones; v2: the 0:: line; a path with ":" kept whole', () => {
@@ -122,6 +148,30 @@ describe('a SIGKILL gsup did not send', () => {
     void watch.settled().then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(settled).toBe(false); // a check waits (a second at most)
+  });
+
+  it('the count at start is read alone; a check reads the limit and peak too (its line says them)', async () => {
+    const platform = new FakePlatform();
+    const asked: boolean[] = [];
+    const cgroup: MemoryCgroup = { dir: '/fake', version: 2 };
+    Object.assign(platform, {
+      ownMemoryCgroup: async () => cgroup,
+      readMemoryCgroup: async (_: MemoryCgroup, countOnly?: boolean) => {
+        asked.push(countOnly === true);
+        return { oomKills: asked.length, limit: countOnly ? undefined : 2 ** 26, peak: undefined };
+      },
+    });
+    const lines: string[] = [];
+    const watch = new Deaths(platform, new Logger({ write: (line) => lines.push(line) }), undefined);
+    watch.newRun(new Set());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(asked).toEqual([true]);
+    watch.sigkilled(10, 'node app.js', true);
+    await watch.settled();
+    expect(asked).toEqual([true, false]);
+    expect(lines).toEqual([
+      "[gsup] the command (pid 10: node app.js) was killed by the kernel's OOM killer (memory cgroup limit 64 MiB)\n",
+    ]);
   });
 
   it("an OOM kill: one warning, counted; gsup's own SIGKILLs (and a forwarded one) say nothing", async () => {

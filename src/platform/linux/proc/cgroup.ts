@@ -107,13 +107,17 @@ export async function ownMemoryCgroup(): Promise<MemoryCgroup | undefined> {
   return cgroup !== undefined && mountinfo !== undefined ? memoryCgroupOf(cgroup, mountinfo) : undefined;
 }
 
-/** Its OOM kill count, limit and peak now; undefined where the count cannot be read (the root cgroup has none). */
-export async function readMemoryCgroup(cgroup: MemoryCgroup): Promise<OomReading | undefined> {
+/**
+ * Its OOM kill count, limit and peak now; undefined where the count cannot be read (the root cgroup has none).
+ * `countOnly`: the count alone (limit and peak undefined), for the count at start, which says no line.
+ */
+export async function readMemoryCgroup(cgroup: MemoryCgroup, countOnly = false): Promise<OomReading | undefined> {
   const files =
     cgroup.version === 2
       ? ['memory.events', 'memory.max', 'memory.peak']
       : ['memory.oom_control', 'memory.limit_in_bytes', 'memory.max_usage_in_bytes'];
-  const [events, limit, peak] = await Promise.all(files.map((file) => readText(join(cgroup.dir, file))));
+  const read = countOnly ? files.slice(0, 1) : files;
+  const [events, limit, peak] = await Promise.all(read.map((file) => readText(join(cgroup.dir, file))));
   const oomKills = events === undefined ? undefined : parseOomKills(events);
   return oomKills === undefined ? undefined : { oomKills, limit: parseBytes(limit), peak: parseBytes(peak) };
 }
