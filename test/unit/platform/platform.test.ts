@@ -12,7 +12,7 @@ import { interpreterOf, koffiPlaces, libcOf } from '../../../src/platform/linux/
 import { forAnyone } from '../../helpers/anyone.js';
 import { ROOT } from '../../helpers/gsup.js';
 import { currentPlatform, isAlive, type ProcessInfo } from '../../../src/platform/index.js';
-import { moduleFile } from '../../../src/platform/builtins.js';
+import { moduleFile, PLAIN_PATH } from '../../../src/platform/builtins.js';
 import { waitFor } from '../../helpers/proc.js';
 
 describe("a module's file from its URL (moduleFile)", () => {
@@ -27,7 +27,10 @@ describe("a module's file from its URL (moduleFile)", () => {
   });
 
   it('a plain path as the CommonJS bundles write it (scripts/build.js: `file://` and the path)', () => {
-    const banner = (file: string) => (/^\/[\w./@+-]*$/.test(file) ? `file://${file}` : pathToFileURL(file).href);
+    // The build's banner has the rule as text in a string (its backslashes doubled): the same rule as moduleFile's.
+    const build = readFileSync(join(ROOT, 'scripts', 'build.js'), 'utf8');
+    expect(build).toContain(`/${PLAIN_PATH.source.replaceAll('\\', '\\\\')}/.test(__filename)`);
+    const banner = (file: string) => (PLAIN_PATH.test(file) ? `file://${file}` : pathToFileURL(file).href);
     const files = [
       '/usr/lib/node_modules/gsup/dist/cli.cjs',
       '/p/.pnpm/gsup@1.0.0+x/node_modules/@s/gsup/dist/cli.cjs',
