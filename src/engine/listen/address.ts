@@ -1,6 +1,6 @@
 import { net } from '../../platform/builtins.js';
 import type { ListenSpec } from '../../platform/held-sockets.js';
-import { formatIp, isAny, isLinkLocal, mappedV4, parseIp } from './ip.js';
+import { formatIp, isAny, isLinkLocal, mappedV4, parseIp, type Ip } from './ip.js';
 
 // `--listen [NAME=]ADDRESS`, read: `PORT` (every interface), `HOST:PORT`, `[V6]:PORT`. HOST is a literal
 // address: no name is looked up at start (a resolver's answer would decide, at each start, what is exposed).
@@ -36,11 +36,12 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   if (/^\[[^\]]*\]$/.test(text)) return 'no port: expected [IPv6]:PORT';
   const v6 = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
   if (v6) {
-    // node:net only for what ip.ts does not read (a zone, or no address): loading it is a few ms of a start.
-    const ip = parseIp(v6[1]);
-    if (ip?.family !== 6 && !net().isIPv6(v6[1])) return `${JSON.stringify(v6[1])} is no IPv6 address`;
+    // Read once, here; node:net only for what ip.ts does not read (a zone, or no address): its load is a few ms.
+    const read = parseIp(v6[1]);
+    const ip = read?.family === 6 ? read : undefined;
+    if (!ip && !net().isIPv6(v6[1])) return `${JSON.stringify(v6[1])} is no IPv6 address`;
     // Its one spelling from here on: `[0::0]` is `[::]` (bound as it is), as GSUP_LISTEN_ID and the log say it.
-    return ipv6Refused(v6[1]) ?? withPort(v6[2], ip?.family === 6 ? formatIp(ip) : v6[1], 6);
+    return ipv6Refused(v6[1], ip) ?? withPort(v6[2], ip ? formatIp(ip) : v6[1], 6);
   }
   const colon = text.lastIndexOf(':');
   if (colon < 0 || text.startsWith('[')) return 'expected PORT, HOST:PORT or [IPv6]:PORT';
@@ -51,11 +52,10 @@ function readAddress(text: string): Omit<ListenAddress, 'name'> | string {
   return `${JSON.stringify(host)} is no literal address (no name is looked up)`;
 }
 
-/** An IPv6 address a bind would refuse with a word that says little (EINVAL): why, or undefined. */
-function ipv6Refused(host: string): string | undefined {
+/** An IPv6 address (`ip`: as ip.ts read it) a bind would refuse with a word that says little (EINVAL): why. */
+function ipv6Refused(host: string, ip: Ip | undefined): string | undefined {
   const shown = JSON.stringify(host);
   if (host.includes('%')) return `${shown} has a zone (%…), which --listen does not take`;
-  const ip = parseIp(host);
   // fe80::/10: bound only with an interface, which a zone would name.
   if (ip && isLinkLocal(ip))
     return `${shown} is link-local: it is bound only with an interface, which --listen does not take`;
