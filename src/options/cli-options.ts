@@ -8,7 +8,7 @@ import type { HealthConfig } from '../engine/health/probes.js';
 import { parseDuration } from './duration.js';
 import { killTimeoutWithin } from './grace.js';
 import { quoted, UsageError } from './errors.js';
-import { USAGE } from './usage.js';
+import { plainFlags, USAGE } from './command-line.js';
 import { parseDeathSignal, parseRewrite } from './signals.js';
 import { reloadConfig, reloadDrainConfig } from './reload.js';
 import { listenOptions, type ListenOptions } from './listen.js';
@@ -168,12 +168,12 @@ export async function parseCommandLine(
 ): Promise<CliRequest> {
   let flags: Record<string, any> = {};
   let commandLine: string[];
-  const listenOnly = onlyListen(argv);
+  const plain = plainFlags(argv);
   if (argv.length === 0 || argv[0] === '--' || !argv[0].startsWith('-')) {
     // No option of gsup's own: nothing for commander to do.
     commandLine = argv[0] === '--' ? argv.slice(1) : argv;
-  } else if (listenOnly) {
-    ({ flags, args: commandLine } = listenOnly);
+  } else if (plain) {
+    ({ flags, args: commandLine } = plain);
   } else {
     const read = (await import('./flags.js')).readFlags(argv, version, write);
     if (read === 'done') return { kind: 'done' };
@@ -186,19 +186,6 @@ export async function parseCommandLine(
     if (error instanceof UsageError) Object.assign(error, { logFormat: flags.logFormat });
     throw error;
   }
-}
-
-/**
- * `--listen VALUE` (repeated), `--`, then the command: read here as commander reads it (its defaults too), so that
- * `gsup --listen PORT -- app` does not load commander's bundle, a sixth of a start. Anything else: undefined.
- */
-function onlyListen(argv: string[]): { flags: Record<string, unknown>; args: string[] } | undefined {
-  const listen: string[] = [];
-  let at = 0;
-  for (; argv[at] === '--listen' && at + 1 < argv.length && !argv[at + 1].startsWith('-'); at += 2)
-    listen.push(argv[at + 1]);
-  if (listen.length === 0 || argv[at] !== '--' || at + 1 >= argv.length) return undefined;
-  return { flags: { listenPreload: true, subreaper: true, pm2: true, listen }, args: argv.slice(at + 1) };
 }
 
 /** The options for flags (as commander read them) and variables; the command line's rest is the command. */

@@ -4,7 +4,7 @@ import { UsageError } from './errors.js';
 // Commander is loaded only when the command line has options of gsup's own:
 // `gsup -- node app.js` (the ENTRYPOINT form) starts without it.
 
-import { USAGE } from './usage.js';
+import { USAGE } from './command-line.js';
 const EXAMPLES = `
 Examples:
   Docker:      ENTRYPOINT ["gsup", "--"]   then   CMD ["node", "server.js"]
@@ -29,7 +29,7 @@ Exit status: the command's code; 128+N when it died of signal N; 126 not
 executable; 127 not found; 125 gsup's own error.
 `;
 
-function buildProgram(version: string, write: (text: string) => void): Command {
+export function buildProgram(version: string, write: (text: string) => void): Command {
   const program = new Command('gsup')
     .usage(USAGE)
     .description(

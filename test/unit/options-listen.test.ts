@@ -26,9 +26,9 @@ describe('--listen and GSUP_LISTEN', () => {
     expect(readFlags).toHaveBeenCalledOnce();
     expect(fast).toEqual(read);
     expect(fast).toMatchObject({ command: 'node', args: ['app.js'], listenPreload: false, subreaper: false });
-    // Anything more is commander's: another option, a value like an option, no `--`.
+    // Anything but plain forms is commander's (command-line.ts): options run together, a value like an option, no `--`.
     for (const argv of [
-      ['--listen', '8080', '-v', '--', 'x'],
+      ['--listen', '8080', '-vq', '--', 'x'],
       ['--listen', '-1', '--', 'x'],
       ['--listen', '8080', 'x'],
     ])

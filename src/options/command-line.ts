@@ -1,0 +1,86 @@
+// The command line's shape as gsup knows it without commander, whose bundle costs a start ~8 ms (flags.ts defines
+// the options; this reads their plain forms the same way, and a unit test holds the two to one result).
+export const USAGE = '[options] [--] <command> [args...]';
+
+/** How an option is given: with a value; with a value, repeatable; a switch on; off (`--no-NAME`); a count. */
+type Kind = 'value' | 'list' | 'on' | 'off' | 'count';
+
+const LONG = new Map<string, Kind>([
+  ['kill-timeout', 'value'],
+  ['target', 'value'],
+  ['rewrite', 'list'],
+  ['stop-delay', 'value'],
+  ['on-exit', 'value'],
+  ['success-exit', 'list'],
+  ['restart', 'value'],
+  ['max-restarts', 'value'],
+  ['restart-delay', 'value'],
+  ['health-cmd', 'value'],
+  ['health-url', 'value'],
+  ['health-file', 'value'],
+  ['health-max-age', 'value'],
+  ['health-interval', 'value'],
+  ['health-timeout', 'value'],
+  ['health-retries', 'value'],
+  ['health-start-period', 'value'],
+  ['health-start-interval', 'value'],
+  ['wait-ready', 'on'],
+  ['ready-timeout', 'value'],
+  ['reload-signal', 'value'],
+  ['reload-drain', 'value'],
+  ['status-port', 'value'],
+  ['status-host', 'value'],
+  ['grace', 'value'],
+  ['pdeathsig', 'value'],
+  ['termination-log', 'value'],
+  ['listen', 'list'],
+  ['no-listen-preload', 'off'],
+  ['no-subreaper', 'off'],
+  ['no-pm2', 'off'],
+  ['verbose', 'count'],
+  ['quiet', 'on'],
+  ['log-format', 'value'],
+]);
+const SHORT = new Map([
+  ['-t', 'kill-timeout'],
+  ['-r', 'rewrite'],
+  ['-e', 'success-exit'],
+  ['-p', 'pdeathsig'],
+  ['-v', 'verbose'],
+  ['-q', 'quiet'],
+]);
+
+/** Commander's key for an option: its name in camelCase, without `no-`. */
+const keyOf = (name: string) => name.replace(/^no-/, '').replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+
+/**
+ * gsup's options in their plain forms (`--name VALUE`, `--switch`, `-t VALUE`, `-v`, `-vv`), then `--`, then the
+ * command: what commander reads there, without loading it. Anything else is commander's (undefined): `--name=VALUE`,
+ * a value that begins with `-`, short options run together (but `-vv`), help and version, an unknown option, no
+ * `--` or nothing after it.
+ */
+export function plainFlags(argv: readonly string[]): { flags: Record<string, unknown>; args: string[] } | undefined {
+  // Commander's defaults: an option given only as --no-NAME is on.
+  const flags: Record<string, any> = { listenPreload: true, subreaper: true, pm2: true };
+  let at = 0;
+  for (; at < argv.length && argv[at] !== '--'; at++) {
+    const arg = argv[at];
+    if (/^-vv+$/.test(arg)) {
+      flags.verbose = (flags.verbose ?? 0) + arg.length - 1;
+      continue;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : SHORT.get(arg);
+    const kind = name === undefined ? undefined : LONG.get(name);
+    if (name === undefined || kind === undefined) return undefined;
+    const key = keyOf(name);
+    if (kind === 'on' || kind === 'off') flags[key] = kind === 'on';
+    else if (kind === 'count') flags[key] = (flags[key] ?? 0) + 1;
+    else {
+      const value = argv[++at];
+      if (value === undefined || value.startsWith('-')) return undefined;
+      flags[key] = kind === 'list' ? [...(flags[key] ?? []), value] : value;
+    }
+  }
+  if (at + 1 >= argv.length) return undefined;
+  return { flags, args: argv.slice(at + 1) };
+}

@@ -1,1 +1,0 @@
-export const USAGE = '[options] [--] <command> [args...]';
