@@ -54,10 +54,10 @@ const SHORT = new Map([
 const keyOf = (name: string) => name.replace(/^no-/, '').replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 
 /**
- * gsup's options in their plain forms (`--name VALUE`, `--switch`, `-t VALUE`, `-v`, `-vv`), then `--`, then the
- * command: what commander reads there, without loading it. Anything else is commander's (undefined): `--name=VALUE`,
- * a value that begins with `-`, short options run together (but `-vv`), help and version, an unknown option, no
- * `--` or nothing after it.
+ * gsup's options in their plain forms (`--name VALUE`, `--name=VALUE`, `--switch`, `-t VALUE`, `-v`, `-vv`), then
+ * `--`, then the command: what commander reads there, without loading it. Anything else is commander's (undefined):
+ * a value after a space that begins with `-`, short options run together (but `-vv`), help and version, an unknown
+ * option, no `--` or nothing after it.
  */
 export function plainFlags(argv: readonly string[]): { flags: Record<string, unknown>; args: string[] } | undefined {
   // Commander's defaults: an option given only as --no-NAME is on.
@@ -69,15 +69,18 @@ export function plainFlags(argv: readonly string[]): { flags: Record<string, unk
       flags.verbose = (flags.verbose ?? 0) + arg.length - 1;
       continue;
     }
-    const name = arg.startsWith('--') ? arg.slice(2) : SHORT.get(arg);
+    // `--name=VALUE`: the value is all after the first `=`, whatever it is (an option's value only).
+    const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : SHORT.get(arg);
     const kind = name === undefined ? undefined : LONG.get(name);
     if (name === undefined || kind === undefined) return undefined;
     const key = keyOf(name);
+    if (equals >= 0 && kind !== 'value' && kind !== 'list') return undefined;
     if (kind === 'on' || kind === 'off') flags[key] = kind === 'on';
     else if (kind === 'count') flags[key] = (flags[key] ?? 0) + 1;
     else {
-      const value = argv[++at];
-      if (value === undefined || value.startsWith('-')) return undefined;
+      const value = equals >= 0 ? arg.slice(equals + 1) : argv[++at];
+      if (value === undefined || (equals < 0 && value.startsWith('-'))) return undefined;
       flags[key] = kind === 'list' ? [...(flags[key] ?? []), value] : value;
     }
   }

@@ -21,8 +21,8 @@ describe('--listen and GSUP_LISTEN', () => {
     const readFlags = vi.spyOn(flags, 'readFlags');
     const fast = await parse(['--listen', '8080', '--listen', 'admin=127.0.0.1:9000', '--', 'node', 'app.js'], env);
     expect(readFlags).not.toHaveBeenCalled();
-    // The same through commander (`--listen=VALUE` is not the short way's).
-    const read = await parse(['--listen=8080', '--listen=admin=127.0.0.1:9000', '--', 'node', 'app.js'], env);
+    // The same through commander (without `--`, the command's first word ends gsup's options: not a plain form).
+    const read = await parse(['--listen', '8080', '--listen', 'admin=127.0.0.1:9000', 'node', 'app.js'], env);
     expect(readFlags).toHaveBeenCalledOnce();
     expect(fast).toEqual(read);
     expect(fast).toMatchObject({ command: 'node', args: ['app.js'], listenPreload: false, subreaper: false });

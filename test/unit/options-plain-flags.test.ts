@@ -33,7 +33,8 @@ describe('the plain forms of the options, read without commander', () => {
   it('on 20,000 command lines, whatever the short reader takes, commander reads alike; it takes every option', () => {
     const options = programOptions();
     const names = options.flatMap((option) => [option.long, ...(option.short ? [option.short] : [])]);
-    const odd = ['-vv', '-vvv', '-vq', '-tv', '-h', '--help', '-V', '--version', '--bogus', '--listen=8080', '--no-x'];
+    const odd = ['-vv', '-vvv', '-vq', '-tv', '-t5s', '-h', '--help', '-V', '--version', '--bogus', '--no-x'];
+    odd.push('--wait-ready=1', '--no-pm2=0', '--verbose=2', '--quiet=', '--=x', '--listen=', '--listen==', '-');
     const values = ['5s', '8080', 'admin=127.0.0.1:9000', 'TERM:INT', 'always', '', '=', 'x y', '-1', '--', '-v'];
     const next = random(37);
     const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
@@ -45,8 +46,12 @@ describe('the plain forms of the options, read without commander', () => {
         const roll = next();
         if (roll < 0.6) {
           const option = pick(options);
-          argv.push(next() < 0.8 || !option.short ? option.long : option.short);
-          if (option.value && next() < 0.95) argv.push(pick(values));
+          const form = next();
+          if (option.value && form < 0.2) argv.push(`${option.long}=${pick(values)}`);
+          else {
+            argv.push(form < 0.8 || !option.short ? option.long : option.short);
+            if (option.value && next() < 0.95) argv.push(pick(values));
+          }
         } else if (roll < 0.75) argv.push(pick(odd));
         else argv.push(pick(names), pick(values));
       }
@@ -80,15 +85,15 @@ describe('the plain forms of the options, read without commander', () => {
       if (request.kind !== 'run') throw new Error('expected a run');
       return request.options;
     };
-    const plain = await parse(['-v', '--restart', 'always', '--grace', '30s', '-t', '5s', '--', 'node', 'app.js']);
+    const plain = await parse(['-v', '--restart=always', '--grace', '30s', '-t', '5s', '--', 'node', 'app.js']);
     expect(await parse(['-vv', '--no-pm2', '--status-port', '9100', '-r', 'TERM:INT', '--', 'x'])).toMatchObject({
       verbosity: 2,
       pm2: false,
     });
     expect(readFlags).not.toHaveBeenCalled();
     expect(plain).toMatchObject({ command: 'node', args: ['app.js'], verbosity: 1, restart: 'always' });
-    // The same through commander (`--name=VALUE` is not a plain form).
-    const full = await parse(['-v', '--restart=always', '--grace=30s', '-t', '5s', '--', 'node', 'app.js']);
+    // The same through commander (a short option's value run into it, `-t5s`, is not a plain form).
+    const full = await parse(['-v', '--restart', 'always', '--grace', '30s', '-t5s', '--', 'node', 'app.js']);
     expect(readFlags).toHaveBeenCalledOnce();
     expect(plain).toEqual(full);
     for (const argv of [
