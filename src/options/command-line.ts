@@ -1,11 +1,13 @@
-// The command line's shape as gsup knows it without commander, whose bundle costs a start ~8 ms (flags.ts defines
-// the options; this reads their plain forms the same way, and a unit test holds the two to one result).
+// The command line's shape as gsup knows it without commander, whose bundle costs a start ~8 ms. flags.ts defines
+// the options for commander; LONG and SHORT below are a copy kept by hand: an option added, renamed or removed
+// there is changed here too (test/unit/options-plain-flags.test.ts fails until the two name the same options, and
+// compares what each reads on a random corpus).
 export const USAGE = '[options] [--] <command> [args...]';
 
 /** How an option is given: with a value; with a value, repeatable; a switch on; off (`--no-NAME`); a count. */
 type Kind = 'value' | 'list' | 'on' | 'off' | 'count';
 
-const LONG = new Map<string, Kind>([
+export const LONG = new Map<string, Kind>([
   ['kill-timeout', 'value'],
   ['target', 'value'],
   ['rewrite', 'list'],
@@ -41,7 +43,7 @@ const LONG = new Map<string, Kind>([
   ['quiet', 'on'],
   ['log-format', 'value'],
 ]);
-const SHORT = new Map([
+export const SHORT = new Map([
   ['-t', 'kill-timeout'],
   ['-r', 'rewrite'],
   ['-e', 'success-exit'],
@@ -53,18 +55,25 @@ const SHORT = new Map([
 /** Commander's key for an option: its name in camelCase, without `no-`. */
 const keyOf = (name: string) => name.replace(/^no-/, '').replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
 
+// Commander's defaults: an option defined only as --no-NAME is on.
+const DEFAULTS = Object.fromEntries(
+  [...LONG].filter(([, kind]) => kind === 'off').map(([name]) => [keyOf(name), true]),
+);
+
 /**
- * gsup's options in their plain forms (`--name VALUE`, `--name=VALUE`, `--switch`, `-t VALUE`, `-v`, `-vv`), then
- * `--`, then the command: what commander reads there, without loading it. Anything else is commander's (undefined):
- * a value after a space that begins with `-`, short options run together (but `-vv`), help and version, an unknown
- * option, no `--` or nothing after it.
+ * gsup's options in their plain forms (`--name VALUE`, `--name=VALUE`, `--switch`, `-t VALUE`, `-v`; `-vv`, `-vvv`…
+ * count as many), then the command, after `--` or from its first word (as commander's passThroughOptions reads it):
+ * what commander reads there, without loading it. Anything else is left to commander (undefined): a short option
+ * with its value run into it (`-t5s`), short options run together, help and version, an unknown option. So are two
+ * forms commander reads alike, declined only to stay on the safe side: a value after a space that begins with `-`,
+ * and a word that begins with `-` where the command would begin (`-1`).
  */
 export function plainFlags(argv: readonly string[]): { flags: Record<string, unknown>; args: string[] } | undefined {
-  // Commander's defaults: an option given only as --no-NAME is on.
-  const flags: Record<string, any> = { listenPreload: true, subreaper: true, pm2: true };
+  const flags: Record<string, any> = { ...DEFAULTS };
   let at = 0;
   for (; at < argv.length && argv[at] !== '--'; at++) {
     const arg = argv[at];
+    if (!arg.startsWith('-')) return { flags, args: argv.slice(at) };
     if (/^-vv+$/.test(arg)) {
       flags.verbose = (flags.verbose ?? 0) + arg.length - 1;
       continue;

@@ -1,8 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { UsageError } from './errors.js';
 
-// Commander is loaded only when the command line has options of gsup's own:
-// `gsup -- node app.js` (the ENTRYPOINT form) starts without it.
+// Commander is loaded only when the command line has options of gsup's own in other than their plain forms
+// (command-line.ts reads those, from a copy of the options below): `gsup -- node app.js` (the ENTRYPOINT form) and
+// `gsup --grace 30s -- node app.js` start without it.
 
 import { USAGE } from './command-line.js';
 const EXAMPLES = `

@@ -19,18 +19,20 @@ describe('--listen and GSUP_LISTEN', () => {
   it('`--listen VALUE` (repeated), `--`, a command: read without commander, as commander reads it', async () => {
     const env = { GSUP_LISTEN_PRELOAD: '0', GSUP_SUBREAPER: '0' };
     const readFlags = vi.spyOn(flags, 'readFlags');
-    const fast = await parse(['--listen', '8080', '--listen', 'admin=127.0.0.1:9000', '--', 'node', 'app.js'], env);
+    const listen = ['--listen', '8080', '--listen', 'admin=127.0.0.1:9000'];
+    const fast = await parse([...listen, '-t', '8s', '--', 'node', 'app.js'], env);
     expect(readFlags).not.toHaveBeenCalled();
-    // The same through commander (without `--`, the command's first word ends gsup's options: not a plain form).
-    const read = await parse(['--listen', '8080', '--listen', 'admin=127.0.0.1:9000', 'node', 'app.js'], env);
+    // The same through commander (a short option's value run into it, `-t8s`, is not a plain form).
+    const read = await parse([...listen, '-t8s', '--', 'node', 'app.js'], env);
     expect(readFlags).toHaveBeenCalledOnce();
     expect(fast).toEqual(read);
     expect(fast).toMatchObject({ command: 'node', args: ['app.js'], listenPreload: false, subreaper: false });
-    // Anything but plain forms is commander's (command-line.ts): options run together, a value like an option, no `--`.
+    // Anything but plain forms is commander's (command-line.ts): options run together, a value like an option, a
+    // command that begins with `-`.
     for (const argv of [
       ['--listen', '8080', '-vq', '--', 'x'],
       ['--listen', '-1', '--', 'x'],
-      ['--listen', '8080', 'x'],
+      ['--listen', '8080', '-1'],
     ])
       await parse(argv).catch(() => undefined);
     expect(readFlags).toHaveBeenCalledTimes(4);

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseCommandLine } from '../../src/options/cli-options.js';
-import { plainFlags } from '../../src/options/command-line.js';
+import { LONG, plainFlags, SHORT } from '../../src/options/command-line.js';
 import * as flags from '../../src/options/flags.js';
 
 // The plain forms of gsup's options are read without commander (command-line.ts): here, on every command line of a
@@ -16,6 +16,7 @@ function programOptions() {
       long: option.long!,
       short: option.short,
       value: option.required || option.optional,
+      negate: option.negate,
     }));
 }
 
@@ -30,12 +31,36 @@ function random(seed: number) {
 }
 
 describe('the plain forms of the options, read without commander', () => {
+  it("names the options commander's definition names (flags.ts), each of the same kind: a copy kept by hand", () => {
+    // --version ends gsup there: commander's alone.
+    const options = programOptions().filter((option) => option.long !== '--version');
+    expect([...LONG.keys()].sort()).toStrictEqual(options.map((option) => option.long.slice(2)).sort());
+    const shorts = options.flatMap((option) => (option.short ? [[option.short, option.long.slice(2)]] : []));
+    expect([...SHORT].sort()).toStrictEqual(shorts.sort());
+    for (const option of options) {
+      const kind = LONG.get(option.long.slice(2));
+      const ours = { option: option.long, value: kind === 'value' || kind === 'list', negate: kind === 'off' };
+      expect(ours).toStrictEqual({ option: option.long, value: !!option.value, negate: option.negate });
+    }
+    // Each is taken in its plain forms: the promise is kept, not only on a random corpus.
+    for (const [name, kind] of LONG) {
+      const given = kind === 'value' || kind === 'list' ? [`--${name}`, 'x'] : [`--${name}`];
+      expect(plainFlags([...given, '--', 'node']), name).toBeDefined();
+      if (given.length === 2) expect(plainFlags([`--${name}=x`, 'node']), name).toBeDefined();
+    }
+    expect(plainFlags(['-vvv', '-q', 'node'])?.flags).toMatchObject({ verbose: 3, quiet: true });
+  });
+
   it('on 20,000 command lines, whatever the short reader takes, commander reads alike; it takes every option', () => {
     const options = programOptions();
     const names = options.flatMap((option) => [option.long, ...(option.short ? [option.short] : [])]);
     const odd = ['-vv', '-vvv', '-vq', '-tv', '-t5s', '-h', '--help', '-V', '--version', '--bogus', '--no-x'];
     odd.push('--wait-ready=1', '--no-pm2=0', '--verbose=2', '--quiet=', '--=x', '--listen=', '--listen==', '-');
+    // Positive forms of the negations, abbreviations, a negated count, odd dashes.
+    odd.push('--pm2', '--subreaper', '--listen-preload', '--verb', '--kill', '--no-verbose', '-v-', '---v', '-1');
     const values = ['5s', '8080', 'admin=127.0.0.1:9000', 'TERM:INT', 'always', '', '=', 'x y', '-1', '--', '-v'];
+    values.push('__proto__', ' ', '\n', 'constructor');
+    const tail = ['node', 'app.js', '--port', '-v', '-h', '--help', '-V', '--', '__proto__', ''];
     const next = random(37);
     const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
     const taken = new Set<string>();
@@ -55,8 +80,8 @@ describe('the plain forms of the options, read without commander', () => {
         } else if (roll < 0.75) argv.push(pick(odd));
         else argv.push(pick(names), pick(values));
       }
-      if (next() < 0.9) argv.push('--');
-      for (let count = Math.floor(next() * 3); count > 0; count--) argv.push(pick(['node', 'app.js', '--port', '-v']));
+      if (next() < 0.7) argv.push('--');
+      for (let count = Math.floor(next() * 3); count > 0; count--) argv.push(pick(tail));
       const plain = plainFlags(argv);
       if (plain === undefined) continue;
       read++;
@@ -66,7 +91,7 @@ describe('the plain forms of the options, read without commander', () => {
       } catch (error) {
         full = String(error);
       }
-      expect({ argv, read: full }).toEqual({ argv, read: plain });
+      expect({ argv, read: full }).toStrictEqual({ argv, read: plain });
       for (const key of Object.keys(plain.flags)) taken.add(key);
       for (const arg of argv.slice(0, argv.indexOf('--'))) if (arg.startsWith('-')) taken.add(arg);
     }
@@ -99,7 +124,7 @@ describe('the plain forms of the options, read without commander', () => {
     for (const argv of [
       ['-vq', '--', 'x'],
       ['--restart', '-1', '--', 'x'],
-      ['-v', 'node'],
+      ['-v', '-1'],
       ['--bogus', '--', 'x'],
     ])
       await parse(argv).catch(() => undefined);
