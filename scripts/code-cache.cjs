@@ -2,7 +2,8 @@
 // Run by the build (scripts/build.js): one start of gsup as bin/gsup.cjs does
 // it, `gsup [FLAG] -- node -e 0`, then V8's code cache of each bundle it
 // loaded, written beside it (src/cli/code-cache.ts). `cli`: the inbox and the CLI;
-// `flags`: with an option of gsup's own, for commander's bundle (flags.cjs).
+// `flags`: with an option of gsup's own in a form only commander reads (`-t8s`: src/options/command-line.ts reads
+// the plain ones), for commander's bundle (flags.cjs).
 const { join } = require('node:path');
 const { loadBundle, loadedBundles, writeCodeCache } = require('../dist/code-cache.cjs');
 
@@ -22,7 +23,7 @@ const freePort = () =>
     });
   });
 const dist = join(__dirname, '..', 'dist');
-const flags = which === 'flags' ? ['--stop-delay', '0'] : [];
+const flags = which === 'flags' ? ['-t8s'] : [];
 // The listen start writes the CLI's cache of its kind (cli.cjs.listen.cache) alone: the inbox's is the plain one's.
 const cached = which === 'flags' ? ['flags.cjs'] : which === 'listen' ? ['cli.cjs'] : ['inbox.cjs', 'cli.cjs'];
 const kind = which === 'listen' ? 'listen' : undefined;

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/gsup.js';
 
 // The build's code cache (scripts/code-cache.cjs) of the inbox, the CLI and commander's bundle: taken
-// by the Node that built it, loaded as bin/gsup.cjs loads them.
+// by the Node that built it, loaded as bin/gsup.cjs loads them (`-t8s`: a form only commander reads).
 describe('the code cache of dist/', () => {
   it('inbox.cjs, cli.cjs and flags.cjs each have one, and V8 takes each', () => {
     for (const name of ['inbox.cjs', 'cli.cjs', 'flags.cjs', 'cli.cjs.listen'])
@@ -16,7 +16,7 @@ describe('the code cache of dist/', () => {
       const { apart, listen } = loadBundle(${JSON.stringify(join(ROOT, 'dist/inbox.cjs'))}).exports;
       apart((carried) => {
         const inbox = listen(carried);
-        loadBundle(${JSON.stringify(join(ROOT, 'dist/cli.cjs'))}).exports.main(['--stop-delay', '0', '--', 'true'], inbox)
+        loadBundle(${JSON.stringify(join(ROOT, 'dist/cli.cjs'))}).exports.main(['-t8s', '--', 'true'], inbox)
           .then((code) => {
             console.log(JSON.stringify(loadedBundles.map((b) => [b.file.split('/').pop(), b.script.cachedDataRejected])));
             process.exit(code);
