@@ -166,19 +166,10 @@ export async function parseCommandLine(
   version: string,
   write: (text: string) => void,
 ): Promise<CliRequest> {
-  let flags: Record<string, any> = {};
-  let commandLine: string[];
-  const plain = plainFlags(argv);
-  if (argv.length === 0 || argv[0] === '--' || !argv[0].startsWith('-')) {
-    // No option of gsup's own: nothing for commander to do.
-    commandLine = argv[0] === '--' ? argv.slice(1) : argv;
-  } else if (plain) {
-    ({ flags, args: commandLine } = plain);
-  } else {
-    const read = (await import('./flags.js')).readFlags(argv, version, write);
-    if (read === 'done') return { kind: 'done' };
-    ({ flags, args: commandLine } = read);
-  }
+  // Commander only for what the plain reader leaves (command-line.ts): no option at all is plain too.
+  const read = plainFlags(argv) ?? (await import('./flags.js')).readFlags(argv, version, write);
+  if (read === 'done') return { kind: 'done' };
+  const { flags, args: commandLine } = read;
   try {
     return { kind: 'run', options: optionsOf(flags, commandLine, env) };
   } catch (error) {

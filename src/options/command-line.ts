@@ -61,9 +61,10 @@ const DEFAULTS = Object.fromEntries(
 );
 
 /**
- * gsup's options in their plain forms (`--name VALUE`, `--name=VALUE`, `--switch`, `-t VALUE`, `-v`; `-vv`, `-vvv`…
- * count as many), then the command, after `--` or from its first word (as commander's passThroughOptions reads it):
- * what commander reads there, without loading it. Anything else is left to commander (undefined): a short option
+ * gsup's options in their plain forms (`--name VALUE`, `--name=VALUE`, `--switch`, `-t VALUE`, `-v`; `-vv`,
+ * `-vvv`… count as many), or none, then the command, after `--` or from its first word (as commander's
+ * passThroughOptions reads it; none: an empty one, which optionsOf refuses): what commander reads there, without
+ * loading it. Anything else is left to commander (undefined): a short option
  * with its value run into it (`-t5s`), short options run together, help and version, an unknown option. So are two
  * forms commander reads alike, declined only to stay on the safe side: a value after a space that begins with `-`,
  * and a word that begins with `-` where the command would begin (`-1`).
@@ -79,8 +80,9 @@ export function plainFlags(argv: readonly string[]): { flags: Record<string, unk
       continue;
     }
     // `--name=VALUE`: the value is all after the first `=`, whatever it is (an option's value only).
-    const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : SHORT.get(arg);
+    const long = arg.startsWith('--');
+    const equals = long ? arg.indexOf('=') : -1;
+    const name = long ? arg.slice(2, equals < 0 ? undefined : equals) : SHORT.get(arg);
     const kind = name === undefined ? undefined : LONG.get(name);
     if (name === undefined || kind === undefined) return undefined;
     const key = keyOf(name);
@@ -93,6 +95,5 @@ export function plainFlags(argv: readonly string[]): { flags: Record<string, unk
       flags[key] = kind === 'list' ? [...(flags[key] ?? []), value] : value;
     }
   }
-  if (at + 1 >= argv.length) return undefined;
   return { flags, args: argv.slice(at + 1) };
 }
